@@ -1,0 +1,654 @@
+"""The embedder's facade (DESIGN.md §4): ``Engine.local()``, ``Engine(spark=..., catalogs=...)``, ``execute``."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import attrs
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
+
+from mergekit import plugins
+from mergekit import sql as msql
+from mergekit.errors import ErrorCode, MergekitError
+from mergekit.execution.dml import MergeQueryBuilder, check_types, q, run_merge_pipeline
+from mergekit.execution.errors import translate_error
+from mergekit.execution.scan import scan_table
+from mergekit.execution.session import configure_session, local_session
+from mergekit.execution.types import arrow_type, spark_type, trino_name
+from mergekit.planner import JoinKind, MergePlan, TargetTable, plan_delete, plan_insert, plan_merge, plan_update
+from mergekit.result import Result
+from mergekit.spi import (
+    ColumnHandle,
+    ColumnMetadata,
+    Connector,
+    ConnectorSession,
+    ConnectorTableHandle,
+    ConnectorTableMetadata,
+    SchemaTableName,
+    TableVersion,
+    parse_sql_type,
+    sql_type_name,
+)
+
+__all__ = ["Engine", "MergeBuilder"]
+
+_view_ids = itertools.count()
+
+
+@attrs.frozen(kw_only=True)
+class ResolvedTable:
+    catalog: str
+    name: SchemaTableName
+    connector: Connector
+    handle: ConnectorTableHandle
+    metadata: ConnectorTableMetadata
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.catalog}.{self.name}"
+
+
+class _Binding:
+    """Spark views for the tables one statement reads; dropped when the statement ends."""
+
+    def __init__(self, engine: Engine, session_by_catalog: dict[str, ConnectorSession]) -> None:
+        self.engine = engine
+        self.views: dict[msql.TableRef, str] = {}
+        self.schema: dict[str, dict[str, str]] = {}
+        self.sessions = session_by_catalog
+        self.resolved: dict[msql.TableRef, ResolvedTable] = {}
+
+    def session(self, catalog: str) -> ConnectorSession:
+        if catalog not in self.sessions:
+            self.sessions[catalog] = ConnectorSession(catalog=catalog)
+        return self.sessions[catalog]
+
+    def new_view(self, df: DataFrame, label: str) -> str:
+        name = f"mk_{label}_{next(_view_ids)}".replace(".", "_").replace("$", "_")
+        df.createOrReplaceTempView(name)
+        self.engine._live_views.add(name)
+        self._created.append(name)
+        return name
+
+    _created: list[str]
+
+    def bind(self, refs: Sequence[msql.TableRef]) -> None:
+        for ref in refs:
+            if ref in self.views:
+                continue
+            df_name = ".".join(ref.name.parts)
+            if df_name in self.engine._dataframes and ref.version is None:
+                df = self.engine._dataframes[df_name]
+                self.views[ref] = self.new_view(df, "df")
+                self.schema[self.views[ref]] = {f.name: trino_name(f.dataType) for f in df.schema.fields}
+                continue
+            table = self.engine._resolve(ref.name, self, version=_version_of(ref))
+            self.resolved[ref] = table
+            visible = table.metadata.visible_columns
+            handles = table.connector.get_metadata().get_column_handles(
+                session=self.session(table.catalog), table_handle=table.handle
+            )
+            columns = [handles.get(c.name) or ColumnHandle(name=c.name, type=c.type) for c in visible]
+            df = scan_table(self.engine.spark, table.connector, self.session(table.catalog), table.handle, columns)
+            view = self.new_view(df, table.name.table)
+            self.views[ref] = view
+            self.schema[view] = {c.name: c.type_name or sql_type_name(c.type) for c in visible}
+
+    def render(self, node: msql.Expression | msql.Query) -> str:
+        self.bind(node.table_refs())
+        return node.to_spark(tables=self.views, schema=self.schema)
+
+
+def _version_of(ref: msql.TableRef) -> TableVersion | None:
+    if ref.version is not None:
+        return TableVersion(version=ref.version)
+    if ref.timestamp is not None:
+        import datetime as dt
+        import re
+
+        text = re.sub(r"^(?i:timestamp)\s*", "", ref.timestamp).strip().strip("'")
+        text = re.sub(r"^CAST\('(.*)' AS .*\)$", r"\1", text)
+        try:
+            ts = dt.datetime.fromisoformat(text.replace(" UTC", "+00:00"))
+        except ValueError as exc:
+            raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"Invalid timestamp for time travel: {ref.timestamp}") from exc
+        if ts.tzinfo is None:
+            ts = ts.replace(tzinfo=dt.timezone.utc)
+        return TableVersion(timestamp=ts)
+    return None
+
+
+class Engine:
+    """Runs mergekit SQL on a Spark session against connector catalogs.
+
+    ``catalogs`` maps a catalog name to either a :class:`~mergekit.spi.Connector` or a config dict with a
+    ``connector`` key naming an installed connector (entry-point group ``mergekit.connectors``); the other
+    keys are that connector's options.
+    """
+
+    def __init__(
+        self,
+        *,
+        spark: SparkSession | None = None,
+        catalogs: Mapping[str, Connector | Mapping[str, Any]] | None = None,
+        default_catalog: str = "lake",
+        default_schema: str = "default",
+    ) -> None:
+        self.spark = spark if spark is not None else local_session()
+        configure_session(self.spark)
+        self.default_catalog = default_catalog
+        self.default_schema = default_schema
+        self._catalogs: dict[str, Connector] = {}
+        self._dataframes: dict[str, DataFrame] = {}
+        self._live_views: set[str] = set()
+        self._lock = threading.RLock()
+        for name, spec in (catalogs or {"lake": {"connector": "memory"}}).items():
+            self.add_catalog(name, spec)
+
+    @classmethod
+    def local(
+        cls,
+        warehouse: str = "./warehouse",
+        *,
+        catalogs: Mapping[str, Connector | Mapping[str, Any]] | None = None,
+        connector: str | None = None,
+        **options: Any,
+    ) -> Engine:
+        """The embedded default: a local Spark session (the active one if any, with the workers running this
+        interpreter), catalog ``lake`` over ``warehouse``, schema ``default``."""
+        spark = local_session()
+        if catalogs is None:
+            name = connector or _default_connector()
+            catalogs = {"lake": {"connector": name, "warehouse": str(warehouse), **options}}
+        return cls(spark=spark, catalogs=catalogs)
+
+    # ---- catalogs ----------------------------------------------------------------------------------
+
+    def add_catalog(self, name: str, spec: Connector | Mapping[str, Any]) -> Connector:
+        if isinstance(spec, Connector):
+            connector = spec
+        else:
+            config = dict(spec)
+            connector_name = config.pop("connector", None)
+            if not connector_name:
+                raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"Catalog '{name}' does not name a connector")
+            connector = plugins.get_factory(str(connector_name)).create(catalog_name=name, config=config)
+        self._catalogs[name.lower()] = connector
+        return connector
+
+    def catalog(self, name: str) -> Connector:
+        try:
+            return self._catalogs[name.lower()]
+        except KeyError:
+            raise MergekitError(ErrorCode.CATALOG_NOT_FOUND, f"Catalog '{name}' does not exist") from None
+
+    @property
+    def catalogs(self) -> Mapping[str, Connector]:
+        return dict(self._catalogs)
+
+    def close(self) -> None:
+        for connector in self._catalogs.values():
+            connector.shutdown()
+        self._drop_views(list(self._live_views))
+
+    # ---- names -------------------------------------------------------------------------------------
+
+    def _split_name(self, name: msql.QualifiedName) -> tuple[str, SchemaTableName]:
+        parts = name.parts
+        if len(parts) == 1:
+            return self.default_catalog, SchemaTableName(schema=self.default_schema, table=parts[0])
+        if len(parts) == 2:
+            return self.default_catalog, SchemaTableName(schema=parts[0], table=parts[1])
+        if len(parts) == 3:
+            return parts[0], SchemaTableName(schema=parts[1], table=parts[2])
+        raise MergekitError(ErrorCode.SYNTAX_ERROR, f"Too many dots in table name: {name}")
+
+    def _resolve(
+        self, name: msql.QualifiedName, binding: _Binding | None = None, version: TableVersion | None = None
+    ) -> ResolvedTable:
+        catalog, table = self._split_name(name)
+        connector = self.catalog(catalog)
+        session = binding.session(catalog) if binding else ConnectorSession(catalog=catalog)
+        metadata = connector.get_metadata()
+        handle = metadata.get_table_handle(session=session, table=table, version=version)
+        if handle is None:
+            raise MergekitError(ErrorCode.TABLE_NOT_FOUND, f"Table '{catalog}.{table}' does not exist")
+        meta = metadata.get_table_metadata(session=session, table_handle=handle)
+        return ResolvedTable(catalog=catalog, name=table, connector=connector, handle=handle, metadata=meta)
+
+    # ---- statements --------------------------------------------------------------------------------
+
+    def execute(self, sql: str) -> Result:
+        """Run one statement. Raises :class:`~mergekit.errors.MergekitError`; a failed statement changes nothing."""
+        statement = msql.parse_statement(sql)
+        return self._run(statement)
+
+    def execute_script(self, text: str) -> list[Result]:
+        """Run statements separated by ';' in order; stops at the first failure (which raises)."""
+        return [self.execute(piece) for piece in msql.split_statements(text)]
+
+    def table(self, name: str, *, version: int | None = None) -> DataFrame:
+        """The table's current state (or a version of it) as a Spark DataFrame."""
+        qname = msql.QualifiedName(tuple(p.strip('"').lower() for p in name.split(".")))
+        ref = msql.TableRef(name=qname, version=version)
+        binding = self._binding()
+        binding.bind([ref])
+        return self.spark.table(binding.views[ref])
+
+    def merge_into(
+        self, target: str, *, source: DataFrame | str, on: str, source_alias: str = "s", target_alias: str | None = None
+    ) -> MergeBuilder:
+        """A fluent MERGE builder; ``execute()`` plans it exactly like the SQL statement."""
+        return MergeBuilder(self, target, source, on, source_alias, target_alias)
+
+    def register_dataframe(self, name: str, df: DataFrame) -> None:
+        """Make a DataFrame readable by name in statements (for sources that are not catalog tables)."""
+        self._dataframes[name.lower()] = df
+
+    def unregister_dataframe(self, name: str) -> None:
+        self._dataframes.pop(name.lower(), None)
+
+    def _binding(self) -> _Binding:
+        b = _Binding(self, {})
+        b._created = []
+        return b
+
+    def _drop_views(self, names: Sequence[str]) -> None:
+        for name in names:
+            try:
+                self.spark.catalog.dropTempView(name)
+            except Exception:  # noqa: BLE001 - session may be stopping
+                pass
+            self._live_views.discard(name)
+
+    @contextmanager
+    def _statement(self) -> Iterator[_Binding]:
+        binding = self._binding()
+        try:
+            yield binding
+        finally:
+            self._drop_views(binding._created)
+
+    def _run(self, statement: msql.Statement) -> Result:
+        with self._lock, self._statement() as binding:
+            try:
+                return self._dispatch(statement, binding)
+            except MergekitError:
+                raise
+            except Exception as exc:  # Spark, py4j, worker failures
+                raise translate_error(exc) from exc
+
+    def _dispatch(self, st: msql.Statement, binding: _Binding) -> Result:
+        if isinstance(st, msql.Query):
+            return self._query(st, binding)
+        if isinstance(st, msql.Merge | msql.Update | msql.Delete | msql.Insert):
+            return self._dml(st, binding)
+        if isinstance(st, msql.Explain):
+            return self._explain(st, binding)
+        if isinstance(st, msql.CreateTable):
+            return self._create_table(st, binding)
+        if isinstance(st, msql.DropTable):
+            return self._drop_table(st, binding)
+        if isinstance(st, msql.CreateSchema):
+            catalog = st.name.parts[0] if len(st.name.parts) == 2 else self.default_catalog
+            schema = st.name.parts[-1]
+            meta = self.catalog(catalog).get_metadata()
+            if st.if_not_exists and schema in meta.list_schemas(session=binding.session(catalog)):
+                return Result(statement="CREATE SCHEMA")
+            meta.create_schema(session=binding.session(catalog), schema=schema, properties={})
+            return Result(statement="CREATE SCHEMA")
+        if isinstance(st, msql.ShowTables):
+            catalog = st.schema.parts[0] if st.schema and len(st.schema.parts) == 2 else self.default_catalog
+            schema = st.schema.parts[-1] if st.schema else self.default_schema
+            names = self.catalog(catalog).get_metadata().list_tables(session=binding.session(catalog), schema=schema)
+            return Result(statement="SHOW TABLES", table=pa.table({"Table": pa.array([n.table for n in names], pa.string())}))
+        if isinstance(st, msql.ShowSchemas):
+            catalog = st.catalog or self.default_catalog
+            names = self.catalog(catalog).get_metadata().list_schemas(session=binding.session(catalog))
+            return Result(statement="SHOW SCHEMAS", table=pa.table({"Schema": pa.array(list(names), pa.string())}))
+        if isinstance(st, msql.Describe):
+            table = self._resolve(st.name, binding)
+            cols = table.metadata.visible_columns
+            return Result(
+                statement="DESCRIBE",
+                table=pa.table(
+                    {
+                        "Column": [c.name for c in cols],
+                        "Type": [c.type_name or sql_type_name(c.type) for c in cols],
+                        "Extra": ["" if c.nullable else "not null" for c in cols],
+                        "Comment": [c.comment or "" for c in cols],
+                    }
+                ),
+            )
+        if isinstance(st, msql.Truncate):
+            table = self._resolve(st.name, binding)
+            meta = table.connector.get_metadata()
+            try:
+                meta.truncate_table(session=binding.session(table.catalog), table_handle=table.handle)
+            except MergekitError as exc:
+                if exc.code is not ErrorCode.NOT_SUPPORTED:
+                    raise
+                return self._dml(msql.Delete(target=st.name, where=None), binding)
+            return Result(statement="TRUNCATE")
+        if isinstance(st, msql.AlterTableAddColumn):
+            table = self._resolve(st.name, binding)
+            if any(c.name == st.column.name for c in table.metadata.columns):
+                raise MergekitError(ErrorCode.DUPLICATE_COLUMN_NAME, f"Column '{st.column.name}' already exists")
+            table.connector.get_metadata().add_column(
+                session=binding.session(table.catalog), table_handle=table.handle, column=_column_metadata(st.column)
+            )
+            return Result(statement="ALTER TABLE")
+        if isinstance(st, msql.Call):
+            return self._call(st, binding)
+        raise MergekitError(ErrorCode.NOT_SUPPORTED, f"Statement not supported: {type(st).__name__}")
+
+    # ---- queries -----------------------------------------------------------------------------------
+
+    def _query(self, st: msql.Query, binding: _Binding) -> Result:
+        text = binding.render(st)
+        df = self.spark.sql(text)
+        table = df.toArrow()
+        return Result(statement="SELECT", table=_normalize_arrow(table))
+
+    def _explain(self, st: msql.Explain, binding: _Binding) -> Result:
+        inner = st.statement
+        if isinstance(inner, msql.Merge | msql.Update | msql.Delete | msql.Insert):
+            plan, _ = self._plan(inner, binding)
+            text = plan.explain()
+        elif isinstance(inner, msql.Query):
+            rendered = binding.render(inner)
+            text = self.spark.sql(f"EXPLAIN {rendered}").collect()[0][0]
+        else:
+            text = repr(inner)
+        return Result(statement="EXPLAIN", table=pa.table({"Query Plan": [text]}))
+
+    # ---- DDL ---------------------------------------------------------------------------------------
+
+    def _create_table(self, st: msql.CreateTable, binding: _Binding) -> Result:
+        catalog, name = self._split_name(st.name)
+        connector = self.catalog(catalog)
+        session = binding.session(catalog)
+        meta = connector.get_metadata()
+        exists = meta.get_table_handle(session=session, table=name) is not None
+        if exists:
+            if st.if_not_exists:
+                return Result(statement="CREATE TABLE", row_count=0 if st.as_query else None)
+            raise MergekitError(ErrorCode.TABLE_ALREADY_EXISTS, f"Table '{catalog}.{name}' already exists")
+        if st.as_query is not None:
+            df = self.spark.sql(binding.render(st.as_query))
+            columns = tuple(
+                ColumnMetadata(name=f.name.lower(), type=arrow_type(f.dataType), type_name=trino_name(f.dataType))
+                for f in df.schema.fields
+            )
+            names = [c.name for c in columns]
+            dupes = {n for n in names if names.count(n) > 1}
+            if dupes:
+                raise MergekitError(ErrorCode.DUPLICATE_COLUMN_NAME, f"Column name '{sorted(dupes)[0]}' specified more than once")
+        else:
+            columns = tuple(_column_metadata(c) for c in st.columns)
+            names = [c.name for c in columns]
+            dupes = {n for n in names if names.count(n) > 1}
+            if dupes:
+                raise MergekitError(ErrorCode.DUPLICATE_COLUMN_NAME, f"Column name '{sorted(dupes)[0]}' specified more than once")
+        for key in st.primary_key:
+            if key not in names:
+                raise MergekitError(ErrorCode.COLUMN_NOT_FOUND, f"Primary key column '{key}' is not a column of the table")
+        table_metadata = ConnectorTableMetadata(
+            table=name, columns=columns, primary_key=st.primary_key, properties=dict(st.properties)
+        )
+        meta.create_table(session=session, table_metadata=table_metadata, ignore_existing=st.if_not_exists)
+        if st.as_query is None:
+            return Result(statement="CREATE TABLE")
+        try:
+            result = self._dml(msql.Insert(target=st.name, columns=None, source=st.as_query), binding)
+        except BaseException:
+            handle = meta.get_table_handle(session=session, table=name)
+            if handle is not None:
+                meta.drop_table(session=session, table_handle=handle)
+            raise
+        return attrs.evolve(result, statement="CREATE TABLE AS")
+
+    def _drop_table(self, st: msql.DropTable, binding: _Binding) -> Result:
+        catalog, name = self._split_name(st.name)
+        meta = self.catalog(catalog).get_metadata()
+        session = binding.session(catalog)
+        handle = meta.get_table_handle(session=session, table=name)
+        if handle is None:
+            if st.if_exists:
+                return Result(statement="DROP TABLE")
+            raise MergekitError(ErrorCode.TABLE_NOT_FOUND, f"Table '{catalog}.{name}' does not exist")
+        meta.drop_table(session=session, table_handle=handle)
+        return Result(statement="DROP TABLE")
+
+    def _call(self, st: msql.Call, binding: _Binding) -> Result:
+        parts = st.name.parts
+        catalog = parts[0] if len(parts) == 3 else self.default_catalog
+        procedure = parts[-1]
+        connector = self.catalog(catalog)
+        procedures = connector.get_procedures()
+        if procedure not in procedures:
+            raise MergekitError(ErrorCode.NOT_SUPPORTED, f"Procedure '{procedure}' does not exist in catalog '{catalog}'")
+        out = procedures[procedure](session=binding.session(catalog), *st.arguments, **dict(st.named_arguments))
+        if isinstance(out, pa.Table):
+            return Result(statement="CALL", table=out)
+        if isinstance(out, Mapping):
+            return Result(statement="CALL", metrics=dict(out))
+        return Result(statement="CALL")
+
+    # ---- DML ---------------------------------------------------------------------------------------
+
+    def _target(self, name: msql.QualifiedName, binding: _Binding) -> tuple[ResolvedTable, TargetTable]:
+        table = self._resolve(name, binding)
+        meta = table.connector.get_metadata()
+        session = binding.session(table.catalog)
+        target = TargetTable(
+            name=table.full_name,
+            columns=table.metadata.visible_columns,
+            row_id=meta.get_merge_row_id_column_handle(session=session, table_handle=table.handle),
+            paradigm=meta.get_row_change_paradigm(session=session, table_handle=table.handle),
+            insert_layout=meta.get_insert_layout(session=session, table_handle=table.handle),
+            update_layout=meta.get_update_layout(session=session, table_handle=table.handle),
+        )
+        return table, target
+
+    def _plan(self, st: msql.Statement, binding: _Binding) -> tuple[MergePlan, ResolvedTable]:
+        target_name = st.target  # type: ignore[attr-defined]
+        table, target = self._target(target_name, binding)
+        if isinstance(st, msql.Merge):
+            plan = plan_merge(st, target)
+        elif isinstance(st, msql.Update):
+            plan = plan_update(st, target)
+        elif isinstance(st, msql.Delete):
+            plan = plan_delete(st, target)
+        else:
+            assert isinstance(st, msql.Insert)
+            plan = plan_insert(st, target)
+        return plan, table
+
+    def _builder(self, plan: MergePlan, table: ResolvedTable, binding: _Binding, target_view: str) -> MergeQueryBuilder:
+        column_types = {c.name: spark_type(c.type) for c in plan.target.columns}
+        row_id_type = spark_type(plan.target.row_id.type)
+        schema = dict(binding.schema)
+        schema[plan.target_alias] = {c.name: c.type_name or sql_type_name(c.type) for c in plan.target.columns}
+        source_from = None
+        source_columns: tuple[str, ...] = ()
+        if plan.join is JoinKind.SOURCE:
+            assert isinstance(plan.source, msql.Query)
+            source_from = binding.render(plan.source)
+            fields = self.spark.sql(source_from).schema.fields
+            expected = len(plan.cases[0].set_columns)
+            if len(fields) != expected:
+                raise MergekitError(
+                    ErrorCode.GENERIC_USER_ERROR,
+                    f"Insert query has wrong number of columns: table has {expected}, query has {len(fields)}",
+                )
+            source_columns = tuple(f"c{i}" for i in range(len(fields)))
+        elif plan.source is not None:
+            relation = plan.source
+            assert isinstance(relation, msql.Relation)
+            binding.bind(relation.table_refs())
+            source_from = relation.to_spark_from_item(tables=binding.views, schema=schema)
+            probe = f"SELECT * FROM {source_from} AS `$probe`"
+            if relation.column_aliases:
+                probe += "(" + ", ".join(q(a) for a in relation.column_aliases) + ")"
+            fields = self.spark.sql(probe).schema.fields
+            schema[plan.source_alias or "$src"] = {f.name: trino_name(f.dataType) for f in fields}
+        binding.schema.update(schema)
+
+        def render(expr: msql.Expression) -> str:
+            binding.bind(expr.table_refs())
+            return expr.to_spark(tables=binding.views, schema=binding.schema)
+
+        return MergeQueryBuilder(
+            plan=plan,
+            render=render,
+            column_types=column_types,
+            row_id_type=row_id_type,
+            target_view=target_view,
+            source_from=source_from,
+            source_columns=source_columns,
+        )
+
+    def _target_view(self, table: ResolvedTable, target: TargetTable, binding: _Binding, handle: ConnectorTableHandle | None) -> str:
+        """The target scan: visible columns + the row id column. With ``handle`` None, an empty stand-in
+        with the right schema (enough for analysis, and nothing is read)."""
+        columns = [ColumnHandle(name=c.name, type=c.type) for c in target.columns]
+        handles = table.connector.get_metadata().get_column_handles(
+            session=binding.session(table.catalog), table_handle=table.handle
+        )
+        columns = [handles.get(c.name, c) for c in columns]
+        if target.row_id.name not in {c.name for c in columns}:
+            columns.append(target.row_id)
+        if handle is None:
+            schema = T.StructType([T.StructField(c.name, spark_type(c.type), True) for c in columns])
+            return binding.new_view(self.spark.createDataFrame([], schema), "target_probe")
+        df = scan_table(self.spark, table.connector, binding.session(table.catalog), handle, columns)
+        return binding.new_view(df, "target")
+
+    def _dml(self, st: msql.Statement, binding: _Binding) -> Result:
+        plan, table = self._plan(st, binding)
+        session = binding.session(table.catalog)
+        metadata = table.connector.get_metadata()
+        # Analysis first, against an empty stand-in for the target: nothing begins for a bad statement.
+        probe_view = self._target_view(table, plan.target, binding, None) if plan.join is not JoinKind.SOURCE else None
+        builder = self._builder(plan, table, binding, probe_view or "")
+        probe_sql, keys = builder.probe_sql()
+        value_types = check_types(plan, builder, self.spark.sql(probe_sql).schema, keys)
+        columns_by_name = table.connector.get_metadata().get_column_handles(session=session, table_handle=table.handle)
+        update_case_columns = {
+            n: [columns_by_name.get(c) or ColumnHandle(name=c, type=plan.target.column(c).type) for c in cols]  # type: ignore[union-attr]
+            for n, cols in plan.update_case_columns.items()
+        }
+        merge_handle = metadata.begin_merge(session=session, table_handle=table.handle, update_case_columns=update_case_columns)
+        try:
+            if plan.join is not JoinKind.SOURCE:
+                builder = attrs.evolve(
+                    builder, target_view=self._target_view(table, plan.target, binding, merge_handle.table_handle)
+                )
+            rows = self.spark.sql(builder.merge_rows_sql(value_types))
+            fragments, stats = run_merge_pipeline(
+                self.spark,
+                plan,
+                rows,
+                provider=table.connector.get_page_sink_provider(),
+                session=session,
+                merge_handle=merge_handle,
+            )
+            metadata.finish_merge(session=session, merge_handle=merge_handle, fragments=fragments)
+        except BaseException as exc:
+            try:
+                metadata.abort_merge(session=session, merge_handle=merge_handle)
+            except Exception:  # noqa: BLE001 - report the original failure
+                pass
+            if isinstance(exc, MergekitError):
+                raise
+            if isinstance(exc, Exception):
+                raise translate_error(exc) from exc
+            raise
+        metrics = stats.metrics()
+        metrics["writer_pids"] = list(stats.writer_pids)
+        return Result(statement=plan.statement, row_count=stats.row_count, metrics=metrics)
+
+
+def _default_connector() -> str:
+    available = plugins.available()
+    return "journal" if "journal" in available else "memory"
+
+
+def _column_metadata(c: msql.ColumnDefinition) -> ColumnMetadata:
+    try:
+        arrow = parse_sql_type(c.type_text)
+    except ValueError as exc:
+        raise MergekitError(ErrorCode.NOT_SUPPORTED, f"Unknown type '{c.type_text}' for column '{c.name}'") from exc
+    return ColumnMetadata(name=c.name, type=arrow, nullable=c.nullable, comment=c.comment, type_name=c.type_text)
+
+
+def _normalize_arrow(table: pa.Table) -> pa.Table:
+    return table
+
+
+class MergeBuilder:
+    """``engine.merge_into("t", source=df, on="t.id = s.id").when_matched_update({...}).execute()``.
+
+    Values and conditions are SQL expression strings over the target alias (default: the table name) and
+    ``source_alias``; the statement is planned exactly as the equivalent MERGE text.
+    """
+
+    def __init__(
+        self, engine: Engine, target: str, source: DataFrame | str, on: str, source_alias: str, target_alias: str | None
+    ) -> None:
+        self._engine = engine
+        self._target = target
+        self._source = source
+        self._on = on
+        self._source_alias = source_alias
+        self._target_alias = target_alias
+        self._clauses: list[str] = []
+
+    def _when(self, head: str, condition: str | None, action: str) -> MergeBuilder:
+        self._clauses.append(f"{head}{f' AND ({condition})' if condition else ''} THEN {action}")
+        return self
+
+    def when_matched_update(self, set: Mapping[str, str], *, condition: str | None = None) -> MergeBuilder:  # noqa: A002
+        return self._when("WHEN MATCHED", condition, "UPDATE SET " + ", ".join(f"{k} = {v}" for k, v in set.items()))
+
+    def when_matched_delete(self, *, condition: str | None = None) -> MergeBuilder:
+        return self._when("WHEN MATCHED", condition, "DELETE")
+
+    def when_not_matched_insert(self, values: Mapping[str, str], *, condition: str | None = None) -> MergeBuilder:
+        cols = ", ".join(values)
+        vals = ", ".join(values.values())
+        return self._when("WHEN NOT MATCHED", condition, f"INSERT ({cols}) VALUES ({vals})")
+
+    def when_not_matched_by_source_update(self, set: Mapping[str, str], *, condition: str | None = None) -> MergeBuilder:  # noqa: A002
+        return self._when(
+            "WHEN NOT MATCHED BY SOURCE", condition, "UPDATE SET " + ", ".join(f"{k} = {v}" for k, v in set.items())
+        )
+
+    def when_not_matched_by_source_delete(self, *, condition: str | None = None) -> MergeBuilder:
+        return self._when("WHEN NOT MATCHED BY SOURCE", condition, "DELETE")
+
+    def sql(self, source_name: str) -> str:
+        alias = f" AS {self._target_alias}" if self._target_alias else ""
+        return (
+            f"MERGE INTO {self._target}{alias} USING {source_name} AS {self._source_alias} ON {self._on} "
+            + " ".join(self._clauses)
+        )
+
+    def execute(self) -> Result:
+        if not self._clauses:
+            raise MergekitError(ErrorCode.SYNTAX_ERROR, "MERGE needs at least one WHEN clause")
+        if isinstance(self._source, str):
+            return self._engine.execute(self.sql(self._source))
+        name = f"mk_source_{next(_view_ids)}"
+        self._engine.register_dataframe(name, self._source)
+        try:
+            return self._engine.execute(self.sql(name))
+        finally:
+            self._engine.unregister_dataframe(name)

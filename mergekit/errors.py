@@ -1,0 +1,179 @@
+"""Stable error codes and the exception hierarchy of mergekit.
+
+Every failure a user can see is a :class:`MergekitError` whose ``code`` is an :class:`ErrorCode` and whose
+``str()`` begins with ``[CODE]``. The enum is append-only: a code's name and number never change, so tests and
+users may rely on them (Trino's ``StandardErrorCode`` works the same way). Numbers from ``0x0100_0000`` up are
+reserved for connectors that need codes of their own.
+
+Errors raised inside Spark tasks (a merge sink, a page source, a ``raise_error`` in generated SQL) reach the
+driver wrapped in Java and Python exceptions; :func:`find_error` recovers the original code and message from
+that text, so the user sees the same error wherever it was raised.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from typing import Any
+
+__all__ = [
+    "ErrorCode",
+    "ErrorType",
+    "MergekitError",
+    "NotSupportedError",
+    "TableNotFoundError",
+    "ColumnNotFoundError",
+    "SqlSyntaxError",
+    "TypeMismatchError",
+    "ConstraintViolationError",
+    "TransactionConflictError",
+    "CONNECTOR_ERROR_CODE_BASE",
+    "find_error",
+]
+
+CONNECTOR_ERROR_CODE_BASE = 0x0100_0000
+
+
+class ErrorType(enum.Enum):
+    USER_ERROR = "USER_ERROR"
+    INTERNAL_ERROR = "INTERNAL_ERROR"
+    INSUFFICIENT_RESOURCES = "INSUFFICIENT_RESOURCES"
+    EXTERNAL = "EXTERNAL"
+
+
+class ErrorCode(enum.Enum):
+    """Append-only catalogue of error codes: ``(number, type)``. Never renumber or remove a member."""
+
+    GENERIC_USER_ERROR = (0, ErrorType.USER_ERROR)
+    SYNTAX_ERROR = (1, ErrorType.USER_ERROR)
+    NOT_SUPPORTED = (13, ErrorType.USER_ERROR)
+    CONSTRAINT_VIOLATION = (16, ErrorType.USER_ERROR)
+    DIVISION_BY_ZERO = (8, ErrorType.USER_ERROR)
+    INVALID_CAST_ARGUMENT = (9, ErrorType.USER_ERROR)
+    NUMERIC_VALUE_OUT_OF_RANGE = (19, ErrorType.USER_ERROR)
+    CATALOG_NOT_FOUND = (44, ErrorType.USER_ERROR)
+    SCHEMA_NOT_FOUND = (45, ErrorType.USER_ERROR)
+    TABLE_NOT_FOUND = (46, ErrorType.USER_ERROR)
+    COLUMN_NOT_FOUND = (47, ErrorType.USER_ERROR)
+    AMBIGUOUS_NAME = (50, ErrorType.USER_ERROR)
+    DUPLICATE_COLUMN_NAME = (54, ErrorType.USER_ERROR)
+    SCHEMA_ALREADY_EXISTS = (56, ErrorType.USER_ERROR)
+    TABLE_ALREADY_EXISTS = (57, ErrorType.USER_ERROR)
+    TYPE_MISMATCH = (58, ErrorType.USER_ERROR)
+    INVALID_ARGUMENTS = (76, ErrorType.USER_ERROR)
+    INVALID_TABLE_PROPERTY = (77, ErrorType.USER_ERROR)
+    MERGE_TARGET_ROW_MULTIPLE_MATCHES = (119, ErrorType.USER_ERROR)
+    PARTITION_NOT_FOUND = (200, ErrorType.USER_ERROR)
+    PARTITION_OVERLAP = (201, ErrorType.USER_ERROR)
+    STREAM_NOT_ALLOWED = (202, ErrorType.USER_ERROR)
+    TRANSACTION_CONFLICT = (203, ErrorType.USER_ERROR)
+    CONNECTOR_NOT_FOUND = (204, ErrorType.USER_ERROR)
+    INVALID_PARTITION = (205, ErrorType.USER_ERROR)
+    FUNCTION_NOT_FOUND = (206, ErrorType.USER_ERROR)
+    INVALID_FUNCTION_ARGUMENT = (207, ErrorType.USER_ERROR)
+    SUBQUERY_MULTIPLE_ROWS = (208, ErrorType.USER_ERROR)
+    GENERIC_INTERNAL_ERROR = (65536, ErrorType.INTERNAL_ERROR)
+    PLUGIN_LOAD_ERROR = (65537, ErrorType.INTERNAL_ERROR)
+    WRITER_ERROR = (65538, ErrorType.INTERNAL_ERROR)
+    EXECUTION_ERROR = (65539, ErrorType.INTERNAL_ERROR)
+    STORAGE_ERROR = (131072, ErrorType.EXTERNAL)
+
+    @property
+    def number(self) -> int:
+        return int(self.value[0])
+
+    @property
+    def type(self) -> ErrorType:
+        return ErrorType(self.value[1])
+
+
+class MergekitError(Exception):
+    """Base of every mergekit error. ``str(err)`` is ``"[CODE] message"``.
+
+    ``MergekitError(code, message)`` returns the matching subclass when there is one, so
+    ``except TableNotFoundError`` and ``except LookupError`` both catch a ``TABLE_NOT_FOUND``.
+    """
+
+    code: ErrorCode
+    message: str
+
+    def __new__(cls, code: ErrorCode, message: str, **details: Any) -> MergekitError:
+        if cls is MergekitError:
+            cls = _SUBCLASS_BY_CODE.get(code, MergekitError)
+        return super().__new__(cls)
+
+    def __init__(self, code: ErrorCode, message: str, **details: Any) -> None:
+        super().__init__(code, message)
+        self.code = code
+        self.message = message
+        self.details = details
+
+    def __str__(self) -> str:
+        return f"[{self.code.name}] {self.message}"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (self.code.name, self.message, self.details))
+
+
+def _rebuild(code_name: str, message: str, details: dict[str, Any]) -> MergekitError:
+    return MergekitError(ErrorCode[code_name], message, **details)
+
+
+class NotSupportedError(MergekitError, NotImplementedError):
+    pass
+
+
+class TableNotFoundError(MergekitError, LookupError):
+    pass
+
+
+class ColumnNotFoundError(MergekitError, LookupError):
+    pass
+
+
+class SqlSyntaxError(MergekitError, ValueError):
+    """A statement that does not parse. ``line`` and ``column`` are 1-based (0 when unknown)."""
+
+    @property
+    def line(self) -> int:
+        return int(self.details.get("line", 0))
+
+    @property
+    def column(self) -> int:
+        return int(self.details.get("column", 0))
+
+
+class TypeMismatchError(MergekitError, TypeError):
+    pass
+
+
+class ConstraintViolationError(MergekitError, ValueError):
+    pass
+
+
+class TransactionConflictError(MergekitError, RuntimeError):
+    pass
+
+
+_SUBCLASS_BY_CODE: dict[ErrorCode, type[MergekitError]] = {
+    ErrorCode.NOT_SUPPORTED: NotSupportedError,
+    ErrorCode.TABLE_NOT_FOUND: TableNotFoundError,
+    ErrorCode.COLUMN_NOT_FOUND: ColumnNotFoundError,
+    ErrorCode.SYNTAX_ERROR: SqlSyntaxError,
+    ErrorCode.TYPE_MISMATCH: TypeMismatchError,
+    ErrorCode.CONSTRAINT_VIOLATION: ConstraintViolationError,
+    ErrorCode.TRANSACTION_CONFLICT: TransactionConflictError,
+}
+
+_CODED = re.compile(r"\[(" + "|".join(c.name for c in ErrorCode) + r")\] ([^\n]*)")
+
+
+def find_error(text: str) -> MergekitError | None:
+    """The first ``[CODE] message`` in ``text`` (a Spark or Python traceback), rebuilt as an error."""
+    match = _CODED.search(text)
+    if match is None:
+        return None
+    message = match.group(2).rstrip()
+    # Spark appends its own context after a raise_error message; keep only ours.
+    message = re.split(r"\s+SQLSTATE: |\. SQLSTATE|\s+== SQL", message)[0]
+    return MergekitError(ErrorCode[match.group(1)], message)

@@ -1,0 +1,475 @@
+"""Running a :class:`~mergekit.planner.MergePlan` on Spark (DESIGN.md §3, steps 1-8).
+
+1-3. One Spark SQL query: the target scan with ``$present`` and a unique ``$uid``, joined to the source,
+     and a searched CASE that yields the merge row (a struct of the new column values, the operation and
+     the case number) or NULL when no WHEN clause applies; NULL rows are dropped.
+5.   The row change processor (pure pyarrow, :mod:`mergekit.execution.processors`) in ``mapInArrow``.
+6.   Redistribution: ``repartition`` on a routing key: inserts by the insert layout's columns (new values),
+     deletes and updates by the update layout's columns (old values) or by the target row's unique id.
+4,7. Writer tasks on executors: the duplicate-match check (all changes of one target row meet in one task,
+     because they are routed by that row), then ``create_merge_sink`` / ``store_merged_rows`` / ``finish``.
+     Fragments and counts come back to the driver, which calls ``finish_merge`` (or ``abort_merge``).
+8.   Row count and metrics from the writers' counts.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
+
+from mergekit.errors import ErrorCode, MergekitError
+from mergekit.planner import JoinKind, MergePlan, PlannedCase
+from mergekit.spi import (
+    MERGE_PAGE_LAYOUT,
+    ConnectorMergeTableHandle,
+    ConnectorPageSinkProvider,
+    ConnectorSession,
+    MergeOperation,
+    RowChangeParadigm,
+)
+from mergekit.sql import Expression, MergeCaseKind
+
+from .processors import (
+    INSERT_FROM_UPDATE,
+    MERGE_CASE,
+    OLD_PREFIX,
+    ChangeOnlyUpdatedColumnsMergeProcessor,
+    DeleteAndInsertMergeProcessor,
+    RowChangeProcessor,
+)
+from .types import coercible, spark_sql_type, trino_name
+
+__all__ = ["MergeQueryBuilder", "DmlStats", "run_merge_pipeline", "q"]
+
+OP = MERGE_PAGE_LAYOUT.operation
+CASE = MERGE_PAGE_LAYOUT.case_number
+ROW_ID = MERGE_PAGE_LAYOUT.row_id
+UID = "$uid"
+SEQ = "$seq"
+MR = "$mr"
+PRESENT = "$present"
+SPRESENT = "$spresent"
+SRC = "$src"
+
+
+def q(name: str) -> str:
+    """Backtick-quote a Spark identifier."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _lit(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+@attrs.frozen(kw_only=True)
+class MergeQueryBuilder:
+    """Builds the Spark SQL of the merge rows for one plan.
+
+    ``render`` turns a statement expression into Spark SQL (tables in subqueries already bound);
+    ``column_types`` are the Spark types of the target's visible columns; ``row_id_type`` the Spark type of
+    the row id column; ``target_view``/``source_from`` the FROM items.
+    """
+
+    plan: MergePlan
+    render: Callable[[Expression], str]
+    column_types: Mapping[str, T.DataType]
+    row_id_type: T.DataType
+    target_view: str | None
+    source_from: str | None = None  # Spark SQL FROM item for the source (no alias)
+    source_columns: tuple[str, ...] = ()  # INSERT: names given to source columns by position
+
+    # ---- FROM clause -------------------------------------------------------------------------------
+
+    def _target_sub(self) -> str:
+        return (
+            f"(SELECT *, TRUE AS {q(PRESENT)}, monotonically_increasing_id() AS {q(UID)} "
+            f"FROM {q(self.target_view or '')}) AS {q(self.plan.target_alias)}"
+        )
+
+    def _source_sub(self) -> str:
+        plan = self.plan
+        relation = plan.source
+        aliases = getattr(relation, "column_aliases", ())
+        inner = f"{self.source_from} AS {q(SRC)}"
+        if aliases:
+            inner += "(" + ", ".join(q(a) for a in aliases) + ")"
+        return f"(SELECT *, TRUE AS {q(SPRESENT)} FROM {inner}) AS {q(plan.source_alias or SRC)}"
+
+    def from_clause(self) -> str:
+        plan = self.plan
+        if plan.join is JoinKind.SCAN:
+            where = f" WHERE {self.render(plan.where)}" if plan.where is not None else ""
+            return f"FROM {self._target_sub()}{where}"
+        if plan.join is JoinKind.SOURCE:
+            cols = ", ".join(q(c) for c in self.source_columns)
+            return f"FROM ({self.source_from}) AS {q(SRC)}({cols})"
+        on = self.render(plan.on) if plan.on is not None else "TRUE"
+        if plan.join is JoinKind.ANTI:
+            return f"FROM {self._source_sub()} LEFT ANTI JOIN {self._target_sub()} ON {on}"
+        join = "FULL OUTER JOIN" if plan.join is JoinKind.FULL else "RIGHT OUTER JOIN"
+        return f"FROM {self._target_sub()} {join} {self._source_sub()} ON {on}"
+
+    # ---- CASE -------------------------------------------------------------------------------------
+
+    def _has_target(self) -> bool:
+        return self.plan.join in (JoinKind.RIGHT, JoinKind.FULL, JoinKind.SCAN)
+
+    def _target_ref(self, column: str) -> str:
+        return f"{q(self.plan.target_alias)}.{q(column)}"
+
+    def case_guard(self, case: PlannedCase) -> str:
+        plan = self.plan
+        t_present = f"{q(plan.target_alias)}.{q(PRESENT)}"
+        s_present = f"{q(plan.source_alias or SRC)}.{q(SPRESENT)}"
+        if plan.join in (JoinKind.SCAN, JoinKind.SOURCE, JoinKind.ANTI):
+            guard = "TRUE"
+        elif case.kind is MergeCaseKind.MATCHED:
+            guard = f"{t_present} IS NOT NULL"
+            if plan.join is JoinKind.FULL:
+                guard += f" AND {s_present} IS NOT NULL"
+        elif case.kind is MergeCaseKind.NOT_MATCHED:
+            guard = f"{t_present} IS NULL"
+        else:
+            guard = f"{s_present} IS NULL"
+        if case.condition is not None:
+            guard = f"({guard}) AND ({self.render(case.condition)})"
+        return guard
+
+    def raw_value(self, case: PlannedCase, index: int) -> str | None:
+        """The case's own expression for column ``index`` (before coercion), or None."""
+        if self.plan.join is JoinKind.SOURCE:
+            column = self.plan.target.columns[index].name
+            if column in case.set_columns:
+                return f"{q(SRC)}.{q(self.source_columns[case.set_columns.index(column)])}"
+            return None
+        expr = case.values[index]
+        return self.render(expr) if expr is not None else None
+
+    def value(self, case: PlannedCase, index: int, value_types: Mapping[tuple[int, int], T.DataType]) -> str:
+        column = self.plan.target.columns[index]
+        target_type = self.column_types[column.name]
+        type_sql = spark_sql_type(target_type)
+        raw = self.raw_value(case, index)
+        if raw is None:
+            if case.operation is not MergeOperation.INSERT and self._has_target():
+                return self._target_ref(column.name)
+            if case.operation is MergeOperation.DELETE:
+                return f"CAST(NULL AS {type_sql})"
+            raw = "NULL"
+        value_type = value_types.get((case.number, index))
+        if (
+            value_type is not None
+            and isinstance(value_type, T.FractionalType)
+            and isinstance(target_type, T.IntegralType)
+        ):
+            raw = f"ROUND({raw})"  # Trino rounds when casting a fraction to an integer; Spark truncates
+        value = f"CAST(({raw}) AS {type_sql})"
+        if not column.nullable:
+            message = _lit(f"[CONSTRAINT_VIOLATION] NULL value not allowed for NOT NULL column: {column.name}")
+            value = f"COALESCE({value}, raise_error({message}))"
+        return value
+
+    def merge_row(self, value_types: Mapping[tuple[int, int], T.DataType]) -> str:
+        whens = []
+        for case in self.plan.cases:
+            fields = []
+            for i, column in enumerate(self.plan.target.columns):
+                fields.append(f"{_lit(column.name)}, {self.value(case, i, value_types)}")
+            fields.append(f"{_lit(OP)}, CAST({case.operation.value} AS TINYINT)")
+            fields.append(f"{_lit(CASE)}, {case.number}")
+            whens.append(f"WHEN {self.case_guard(case)} THEN named_struct({', '.join(fields)})")
+        return "CASE " + " ".join(whens) + " END"
+
+    def _internal_columns(self) -> list[str]:
+        plan = self.plan
+        row_id_sql = spark_sql_type(self.row_id_type)
+        if self._has_target():
+            cols = [
+                f"{self._target_ref(UID)} AS {q(UID)}",
+                f"{self._target_ref(plan.target.row_id.name)} AS {q(ROW_ID)}",
+            ]
+            cols += [f"{self._target_ref(c)} AS {q(OLD_PREFIX + c)}" for c in plan.redistribution_columns]
+        else:
+            cols = [f"CAST(NULL AS BIGINT) AS {q(UID)}", f"CAST(NULL AS {row_id_sql}) AS {q(ROW_ID)}"]
+            cols += [
+                f"CAST(NULL AS {spark_sql_type(self.column_types[c])}) AS {q(OLD_PREFIX + c)}"
+                for c in plan.redistribution_columns
+            ]
+        cols.append(f"monotonically_increasing_id() AS {q(SEQ)}")
+        return cols
+
+    def merge_rows_sql(self, value_types: Mapping[tuple[int, int], T.DataType]) -> str:
+        inner = f"SELECT {self.merge_row(value_types)} AS {q(MR)}, {', '.join(self._internal_columns())} {self.from_clause()}"
+        outer = [f"{q(MR)}.{q(c.name)} AS {q(c.name)}" for c in self.plan.target.columns]
+        outer += [f"{q(MR)}.{q(OP)} AS {q(OP)}", f"{q(MR)}.{q(CASE)} AS {q(CASE)}", q(ROW_ID), q(UID), q(SEQ)]
+        outer += [q(OLD_PREFIX + c) for c in self.plan.redistribution_columns]
+        return f"SELECT {', '.join(outer)} FROM ({inner}) AS `$rows` WHERE {q(MR)} IS NOT NULL"
+
+    def probe_sql(self) -> tuple[str, list[tuple[int, int]]]:
+        """A query whose output types are the raw values of every case (and whose analysis checks the ON
+        clause and case conditions), for type checking before anything runs."""
+        items: list[str] = []
+        keys: list[tuple[int, int]] = []
+        for case in self.plan.cases:
+            for i in range(len(self.plan.target.columns)):
+                raw = self.raw_value(case, i)
+                if raw is not None:
+                    items.append(f"({raw}) AS `$v{case.number}_{i}`")
+                    keys.append((case.number, i))
+            items.append(f"({self.case_guard(case)}) AS `$c{case.number}`")
+        return f"SELECT {', '.join(items) or '1'} {self.from_clause()}", keys
+
+
+def check_types(plan: MergePlan, builder: MergeQueryBuilder, probe_schema: T.StructType, keys: Sequence[tuple[int, int]]) -> dict[tuple[int, int], T.DataType]:
+    """Trino's typesMatchForInsert over every assigned value; raises TYPE_MISMATCH with Trino's message."""
+    by_name = {f.name: f.dataType for f in probe_schema.fields}
+    value_types = {(n, i): by_name[f"$v{n}_{i}"] for (n, i) in keys}
+    for field in probe_schema.fields:
+        if field.name.startswith("$c") and not isinstance(field.dataType, T.BooleanType | T.NullType):
+            what = "The MERGE predicate" if plan.statement == "MERGE" else "WHERE clause predicate"
+            raise MergekitError(
+                ErrorCode.TYPE_MISMATCH, f"{what} must evaluate to a boolean: actual type {trino_name(field.dataType)}"
+            )
+    for case in plan.cases:
+        idx = [i for (n, i) in keys if n == case.number]
+        bad = [
+            i for i in idx if not coercible(value_types[(case.number, i)], builder.column_types[plan.target.columns[i].name])
+        ]
+        if not bad:
+            continue
+        table = ", ".join(trino_name(builder.column_types[plan.target.columns[i].name]) for i in idx)
+        exprs = ", ".join(trino_name(value_types[(case.number, i)]) for i in idx)
+        if plan.statement == "UPDATE":
+            message = f"UPDATE table column types don't match SET expressions: Table: [{table}], Expressions: [{exprs}]"
+        elif plan.statement == "INSERT":
+            message = f"Insert query has mismatched column types: Table: [{table}], Query: [{exprs}]"
+        else:
+            message = (
+                f"MERGE table column types don't match for MERGE case {case.number}, SET expressions: "
+                f"Table: [{table}], Expressions: [{exprs}]"
+            )
+        raise MergekitError(ErrorCode.TYPE_MISMATCH, message)
+    return value_types
+
+
+# ---- executors -------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class _Process:
+    processor: RowChangeProcessor
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            if batch.num_rows:
+                yield self.processor.transform_page(batch)
+
+
+@attrs.frozen
+class _Write:
+    """One writer task: duplicate check, one merge sink, counts. Yields a single row back to the driver."""
+
+    provider: ConnectorPageSinkProvider
+    session: ConnectorSession
+    merge_handle: ConnectorMergeTableHandle
+    data_columns: tuple[str, ...]
+    check_duplicates: bool
+    processor: RowChangeProcessor | None = None  # set when processing is fused into the writer
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        sink_id = (ctx.stageId() << 20) + ctx.partitionId() if ctx is not None else 0
+        page_columns = [*self.data_columns, OP, CASE, ROW_ID]
+        sink = None
+        counts: dict[tuple[int, int], int] = {}
+        changed_uids: list[np.ndarray] = []
+        changed_pages: list[pa.RecordBatch] = []
+        try:
+            for batch in batches:
+                if self.processor is not None and batch.num_rows:
+                    batch = self.processor.transform_page(batch)
+                if not batch.num_rows:
+                    continue
+                ops = batch.column(OP)
+                if self.check_duplicates:
+                    changed = pc.is_in(ops, value_set=pa.array([2, 3, 5], pa.int8()))
+                    if pc.any(changed).as_py():
+                        rows = batch.filter(changed).select([UID, ROW_ID])
+                        changed_pages.append(rows)
+                        changed_uids.append(rows.column(0).to_numpy(zero_copy_only=False))
+                grouped = (
+                    pa.table({"c": batch.column(MERGE_CASE), "o": ops})
+                    .group_by(["c", "o"])
+                    .aggregate([([], "count_all")])
+                )
+                for c, o, n in zip(*(grouped.column(i).to_pylist() for i in range(3)), strict=True):
+                    counts[(c, o)] = counts.get((c, o), 0) + n
+                if sink is None:
+                    sink = self.provider.create_merge_sink(
+                        session=self.session, merge_handle=self.merge_handle, sink_id=sink_id
+                    )
+                sink.store_merged_rows(batch.select(page_columns))
+            if changed_uids:
+                _check_duplicates(changed_uids, changed_pages)
+            fragments = list(sink.finish()) if sink is not None else []
+        except BaseException:
+            if sink is not None:
+                try:
+                    sink.abort()
+                except Exception:  # noqa: BLE001 - the original failure matters more
+                    pass
+            raise
+        stats = {"counts": counts, "pid": os.getpid(), "sink_id": sink_id}
+        yield pa.record_batch(
+            {"fragments": pa.array([pickle.dumps(fragments)], pa.binary()), "stats": pa.array([pickle.dumps(stats)], pa.binary())}
+        )
+
+
+def _check_duplicates(uids: list[np.ndarray], pages: list[pa.RecordBatch]) -> None:
+    all_uids = np.concatenate(uids)
+    values, counts = np.unique(all_uids, return_counts=True)
+    dupes = values[counts > 1]
+    if not len(dupes):
+        return
+    uid = dupes[0]
+    row_id: Any = None
+    for page in pages:
+        index = pc.index(page.column(0), pa.scalar(int(uid), pa.int64())).as_py()
+        if index >= 0:
+            row_id = page.column(1)[index].as_py()
+            break
+    raise MergekitError(
+        ErrorCode.MERGE_TARGET_ROW_MULTIPLE_MATCHES,
+        f"One MERGE target table row matched more than one source row (target row id: {row_id!r})",
+    )
+
+
+# ---- driver ---------------------------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class DmlStats:
+    row_count: int
+    inserted: int
+    updated: int
+    deleted: int
+    per_case: Mapping[int, Mapping[str, int]]
+    writer_pids: tuple[int, ...]
+    sinks: int
+
+    def metrics(self) -> dict[str, Any]:
+        return {
+            "inserted": self.inserted,
+            "updated": self.updated,
+            "deleted": self.deleted,
+            "per_case": {k: dict(v) for k, v in sorted(self.per_case.items())},
+            "sinks": self.sinks,
+        }
+
+
+def _processor(plan: MergePlan) -> RowChangeProcessor:
+    names = [c.name for c in plan.target.columns]
+    if plan.paradigm is RowChangeParadigm.DELETE_ROW_AND_INSERT_ROW:
+        layout = plan.target.insert_layout
+        return DeleteAndInsertMergeProcessor(names, layout.partition_columns if layout else ())
+    return ChangeOnlyUpdatedColumnsMergeProcessor(names)
+
+
+def _processed_schema(rows: DataFrame, plan: MergePlan) -> T.StructType:
+    fields = {f.name: f for f in rows.schema.fields}
+    out = [fields[c.name] for c in plan.target.columns]
+    out += [
+        T.StructField(OP, T.ByteType(), True),
+        T.StructField(CASE, T.IntegerType(), True),
+        fields[ROW_ID],
+        T.StructField(INSERT_FROM_UPDATE, T.ByteType(), True),
+        T.StructField(MERGE_CASE, T.IntegerType(), True),
+    ]
+    out += [f for f in rows.schema.fields if f.name in (UID, SEQ) or f.name.startswith(OLD_PREFIX)]
+    return T.StructType(out)
+
+
+def _route_expr(plan: MergePlan) -> str:
+    il = plan.target.insert_layout
+    ul = plan.target.update_layout
+    insert_key = f"hash({', '.join(q(c) for c in il.partition_columns)})" if il else f"hash({q(SEQ)})"
+    update_key = f"hash({', '.join(q(OLD_PREFIX + c) for c in ul.partition_columns)})" if ul else f"hash({q(UID)})"
+    return f"CASE WHEN {q(OP)} IN (1, 4) THEN {insert_key} ELSE {update_key} END"
+
+
+def run_merge_pipeline(
+    spark: SparkSession,
+    plan: MergePlan,
+    rows: DataFrame,
+    *,
+    provider: ConnectorPageSinkProvider,
+    session: ConnectorSession,
+    merge_handle: ConnectorMergeTableHandle,
+) -> tuple[list[Any], DmlStats]:
+    """Processor, redistribution and sinks over the merge rows; returns every sink's fragments and counts.
+    Raises on any task failure (the caller aborts the merge)."""
+    processor = _processor(plan)
+    data_columns = tuple(c.name for c in plan.target.columns)
+    writer_schema = "fragments binary, stats binary"
+    needs_shuffle = plan.duplicate_check or plan.target.insert_layout is not None or plan.target.update_layout is not None
+    if needs_shuffle:
+        processed = rows.mapInArrow(_Process(processor), _processed_schema(rows, plan))
+        partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "2")
+        from pyspark.sql import functions as F
+
+        routed = processed.repartition(partitions, F.expr(_route_expr(plan)))
+        writer = _Write(provider, session, merge_handle, data_columns, plan.duplicate_check)
+        out = routed.mapInArrow(writer, writer_schema)
+    else:
+        writer = _Write(provider, session, merge_handle, data_columns, False, processor)
+        out = rows.mapInArrow(writer, writer_schema)
+    collected = out.collect()
+    fragments: list[Any] = []
+    counts: dict[tuple[int, int], int] = {}
+    pids: list[int] = []
+    sinks = 0
+    for row in collected:
+        fragments.extend(pickle.loads(row["fragments"]))
+        stats = pickle.loads(row["stats"])
+        pids.append(stats["pid"])
+        if stats["counts"]:
+            sinks += 1
+        for key, n in stats["counts"].items():
+            counts[key] = counts.get(key, 0) + n
+    return fragments, _stats(counts, pids, sinks)
+
+
+def _stats(counts: Mapping[tuple[int, int], int], pids: list[int], sinks: int) -> DmlStats:
+    inserted = updated = deleted = 0
+    per_case: dict[int, dict[str, int]] = {}
+    for (case, op), n in counts.items():
+        kind = {1: "inserted", 2: "deleted", 3: "updated", 4: "updated"}.get(op)
+        if kind is None:
+            continue  # UPDATE_DELETE: the update is counted once, on its insert half
+        per_case.setdefault(case, {"inserted": 0, "updated": 0, "deleted": 0})[kind] += n
+        if kind == "inserted":
+            inserted += n
+        elif kind == "updated":
+            updated += n
+        else:
+            deleted += n
+    return DmlStats(
+        row_count=inserted + updated + deleted,
+        inserted=inserted,
+        updated=updated,
+        deleted=deleted,
+        per_case=per_case,
+        writer_pids=tuple(sorted(set(pids))),
+        sinks=sinks,
+    )

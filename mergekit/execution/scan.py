@@ -1,0 +1,100 @@
+"""Reading a connector table as a Spark DataFrame, on executors.
+
+Split path: the driver asks the connector for splits; they are pickled into a one-column DataFrame with one
+partition per split, and ``mapInArrow`` runs the connector's page source on the executors. Native path: the
+connector names Parquet (or other) files and Spark reads them with its own reader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import attrs
+from pyspark import cloudpickle
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+
+from mergekit.spi import (
+    ColumnHandle,
+    Connector,
+    ConnectorPageSourceProvider,
+    ConnectorSession,
+    ConnectorTableHandle,
+    Constraint,
+)
+
+from .types import spark_schema
+
+__all__ = ["scan_table"]
+
+
+@attrs.frozen
+class _SplitReader:
+    """Runs on executors: one pickled split in, the page source's batches out."""
+
+    provider: ConnectorPageSourceProvider
+    session: ConnectorSession
+    table_handle: ConnectorTableHandle
+    columns: tuple[ColumnHandle, ...]
+    schema: pa.Schema
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for payload in batch.column(0).to_pylist():
+                split = cloudpickle.loads(payload)
+                source = self.provider.create_page_source(
+                    session=self.session, split=split, table_handle=self.table_handle, columns=self.columns
+                )
+                try:
+                    for page in source:
+                        if page.num_rows:
+                            yield _conform(page, self.schema)
+                finally:
+                    source.close()
+
+
+def _conform(page: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    if page.schema.names != schema.names:
+        page = page.select(schema.names)
+    if not page.schema.equals(schema):
+        page = pa.RecordBatch.from_arrays(
+            [page.column(i).cast(f.type) for i, f in enumerate(schema)], schema=schema
+        )
+    return page
+
+
+def scan_table(
+    spark: SparkSession,
+    connector: Connector,
+    session: ConnectorSession,
+    table_handle: ConnectorTableHandle,
+    columns: Sequence[ColumnHandle],
+    constraint: Constraint | None = None,
+) -> DataFrame:
+    """A DataFrame with exactly ``columns`` (by handle name) of the table."""
+    metadata = connector.get_metadata()
+    schema = pa.schema([pa.field(c.name, c.type) for c in columns])
+    native = metadata.get_native_scan(session=session, table_handle=table_handle, columns=columns)
+    if native is not None:
+        if not native.paths:
+            return spark.createDataFrame([], spark_schema(schema))
+        reader = spark.read.format(native.format).options(**dict(native.options))
+        df = reader.schema(spark_schema(native.schema)).load(list(native.paths))
+        if native.row_filter:
+            df = df.where(native.row_filter)
+        return df.select(*[f"`{c.name}`" for c in columns])
+    splits = connector.get_split_manager().get_splits(
+        session=session, table_handle=table_handle, columns=columns, constraint=constraint or Constraint()
+    )
+    if not splits:
+        return spark.createDataFrame([], spark_schema(schema))
+    payloads = [(cloudpickle.dumps(s),) for s in splits]
+    split_df = spark.createDataFrame(payloads, "split binary").repartition(len(payloads))
+    reader = _SplitReader(
+        provider=connector.get_page_source_provider(),
+        session=session,
+        table_handle=table_handle,
+        columns=tuple(columns),
+        schema=schema,
+    )
+    return split_df.mapInArrow(reader, spark_schema(schema))

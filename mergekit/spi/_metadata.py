@@ -1,0 +1,177 @@
+"""``ConnectorMetadata``: the driver-side half of the SPI (Trino's ``ConnectorMetadata``, snake_case).
+
+Every method runs on the Spark driver, in the engine's process, and may use connections, files and locks.
+Arguments are keyword-only so the SPI can grow without breaking implementers. Optional capabilities have a
+default that raises ``NOT_SUPPORTED`` with a constant message; a connector overrides only what it supports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mergekit.errors import ErrorCode, MergekitError
+
+from ._model import (
+    ColumnHandle,
+    ConnectorMergeTableHandle,
+    ConnectorSession,
+    ConnectorTableHandle,
+    ConnectorTableLayout,
+    ConnectorTableMetadata,
+    RowChangeParadigm,
+    SchemaTableName,
+    TableVersion,
+)
+from ._read import NativeScan
+
+__all__ = [
+    "ConnectorMetadata",
+    "MODIFYING_ROWS_MESSAGE",
+    "CREATE_TABLE_MESSAGE",
+    "DROP_TABLE_MESSAGE",
+    "CREATE_SCHEMA_MESSAGE",
+    "TIME_TRAVEL_MESSAGE",
+    "TRUNCATE_MESSAGE",
+    "ADD_COLUMN_MESSAGE",
+]
+
+MODIFYING_ROWS_MESSAGE = "This connector does not support modifying table rows"
+CREATE_TABLE_MESSAGE = "This connector does not support creating tables"
+DROP_TABLE_MESSAGE = "This connector does not support dropping tables"
+CREATE_SCHEMA_MESSAGE = "This connector does not support creating schemas"
+TIME_TRAVEL_MESSAGE = "This connector does not support versioned tables"
+TRUNCATE_MESSAGE = "This connector does not support truncating tables"
+ADD_COLUMN_MESSAGE = "This connector does not support adding columns"
+
+
+def _not_supported(message: str) -> MergekitError:
+    return MergekitError(ErrorCode.NOT_SUPPORTED, message)
+
+
+class ConnectorMetadata:
+    """Catalog operations and the MERGE protocol of one connector instance (one catalog)."""
+
+    # ---- schemas and tables -------------------------------------------------------------------------
+
+    def list_schemas(self, *, session: ConnectorSession) -> Sequence[str]:
+        """Schema names of the catalog. Default: just ``default``."""
+        return ["default"]
+
+    def create_schema(self, *, session: ConnectorSession, schema: str, properties: Mapping[str, Any]) -> None:
+        raise _not_supported(CREATE_SCHEMA_MESSAGE)
+
+    def list_tables(self, *, session: ConnectorSession, schema: str | None) -> Sequence[SchemaTableName]:
+        """Tables of ``schema`` (all schemas when None)."""
+        raise NotImplementedError
+
+    def get_table_handle(
+        self, *, session: ConnectorSession, table: SchemaTableName, version: TableVersion | None = None
+    ) -> ConnectorTableHandle | None:
+        """The handle of an existing table, or None when there is none. ``version`` asks for a snapshot
+        (``FOR VERSION AS OF`` / ``FOR TIMESTAMP AS OF``); a connector that does not version raises
+        ``NOT_SUPPORTED`` (``TIME_TRAVEL_MESSAGE``) when it is not None."""
+        raise NotImplementedError
+
+    def get_table_metadata(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle
+    ) -> ConnectorTableMetadata:
+        """Columns (including hidden ones), key and properties of the table."""
+        raise NotImplementedError
+
+    def get_column_handles(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle
+    ) -> Mapping[str, ColumnHandle]:
+        """Handles of every column, hidden ones included, by name. Default: built from the table metadata."""
+        meta = self.get_table_metadata(session=session, table_handle=table_handle)
+        return {c.name: ColumnHandle(name=c.name, type=c.type) for c in meta.columns}
+
+    def create_table(
+        self, *, session: ConnectorSession, table_metadata: ConnectorTableMetadata, ignore_existing: bool
+    ) -> None:
+        """Create an empty table. Raise ``TABLE_ALREADY_EXISTS`` when it exists and not ``ignore_existing``."""
+        raise _not_supported(CREATE_TABLE_MESSAGE)
+
+    def drop_table(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle) -> None:
+        raise _not_supported(DROP_TABLE_MESSAGE)
+
+    def add_column(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, column: Any
+    ) -> None:
+        """``ALTER TABLE ... ADD COLUMN``; ``column`` is a ``ColumnMetadata``."""
+        raise _not_supported(ADD_COLUMN_MESSAGE)
+
+    def truncate_table(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle) -> None:
+        """Remove every row in one commit. Default: NOT_SUPPORTED, and the engine falls back to DELETE."""
+        raise _not_supported(TRUNCATE_MESSAGE)
+
+    # ---- reads ------------------------------------------------------------------------------------------
+
+    def get_native_scan(
+        self,
+        *,
+        session: ConnectorSession,
+        table_handle: ConnectorTableHandle,
+        columns: Sequence[ColumnHandle],
+    ) -> NativeScan | None:
+        """A scan Spark can run by itself, or None (the default) to read through splits and page sources."""
+        return None
+
+    # ---- MERGE, UPDATE, DELETE, INSERT ------------------------------------------------------------------
+
+    def get_row_change_paradigm(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle
+    ) -> RowChangeParadigm:
+        """Called once per statement, on the driver, before planning the change. Default: NOT_SUPPORTED."""
+        raise _not_supported(MODIFYING_ROWS_MESSAGE)
+
+    def get_merge_row_id_column_handle(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle
+    ) -> ColumnHandle:
+        """The column that identifies a target row. The engine requests it from the target scan (it need not
+        be a declared column) and hands its value back in the ``$row_id`` channel. Default: NOT_SUPPORTED."""
+        raise _not_supported(MODIFYING_ROWS_MESSAGE)
+
+    def get_insert_layout(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle
+    ) -> ConnectorTableLayout | None:
+        """How inserted rows (and, without an update layout, changed rows) must be distributed. Default: None,
+        any writer may receive any row."""
+        return None
+
+    def get_update_layout(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle
+    ) -> ConnectorTableLayout | None:
+        """How DELETE, UPDATE and UPDATE_DELETE rows must be distributed, by the *old* row's values. Default:
+        None: they are distributed by row id, so all changes to one target row reach one writer."""
+        return None
+
+    def begin_merge(
+        self,
+        *,
+        session: ConnectorSession,
+        table_handle: ConnectorTableHandle,
+        update_case_columns: Mapping[int, Sequence[ColumnHandle]],
+    ) -> ConnectorMergeTableHandle:
+        """Called once on the driver as the last planning step, before any sink exists.
+
+        ``update_case_columns`` maps each UPDATE WHEN-clause number to the columns its SET assigns
+        (``{0: set columns}`` for an UPDATE statement, empty for DELETE and INSERT). Check here that the
+        table is writable. Default: NOT_SUPPORTED."""
+        raise _not_supported(MODIFYING_ROWS_MESSAGE)
+
+    def finish_merge(
+        self,
+        *,
+        session: ConnectorSession,
+        merge_handle: ConnectorMergeTableHandle,
+        fragments: Sequence[Any],
+    ) -> None:
+        """Called once on the driver with every sink's fragments: commit atomically, or raise (for example
+        ``TRANSACTION_CONFLICT``) and leave the table as it was. Calling it without ``begin_merge`` is an
+        internal error."""
+        raise MergekitError(ErrorCode.GENERIC_INTERNAL_ERROR, "finish_merge called without begin_merge")
+
+    def abort_merge(self, *, session: ConnectorSession, merge_handle: ConnectorMergeTableHandle) -> None:
+        """Called on the driver when the statement fails after ``begin_merge``: discard what was staged.
+        Must not raise for a merge that staged nothing."""

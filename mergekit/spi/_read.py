@@ -1,0 +1,108 @@
+"""The read side of the SPI: splits, page sources and the optional native Spark scan.
+
+The engine reads a connector table for queries and for the target scan of MERGE, UPDATE and DELETE:
+
+1. Driver: ``ConnectorSplitManager.get_splits(session=..., table_handle=..., columns=..., constraint=...)``
+   returns picklable splits (units of parallel work).
+2. Executors: for each split, ``ConnectorPageSourceProvider.create_page_source(...)`` returns a page source;
+   the engine iterates its pages (Arrow record batches with exactly the requested columns, in order) and
+   closes it.
+
+A connector whose data Spark can read by itself may instead return a :class:`NativeScan` from
+``ConnectorMetadata.get_native_scan``: the engine then asks Spark to read the files directly (with Spark's
+own vectorised reader, column pruning and filter pushdown) and skips the split path.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import attrs
+import pyarrow as pa
+
+from ._model import ColumnHandle, ConnectorSession, ConnectorTableHandle
+
+__all__ = [
+    "ConnectorSplit",
+    "Constraint",
+    "ConnectorSplitManager",
+    "ConnectorPageSource",
+    "ConnectorPageSourceProvider",
+    "NativeScan",
+]
+
+
+@attrs.frozen(kw_only=True)
+class ConnectorSplit:
+    """Base of a connector's splits. Subclasses add what a page source needs (file paths, row ranges...)."""
+
+
+@attrs.frozen(kw_only=True)
+class Constraint:
+    """Predicates the engine knows hold for every row it wants, for pruning. ``equalities`` maps a column
+    name to the set of values it may take (from ``col = v`` / ``col IN (...)``); ``ranges`` maps a column
+    name to ``(low, high)`` inclusive bounds, either None. A connector may ignore a constraint: the engine
+    filters again."""
+
+    equalities: Mapping[str, frozenset[Any]] = attrs.field(factory=dict)
+    ranges: Mapping[str, tuple[Any, Any]] = attrs.field(factory=dict)
+
+
+ALL = Constraint()
+
+
+class ConnectorSplitManager(abc.ABC):
+    @abc.abstractmethod
+    def get_splits(
+        self,
+        *,
+        session: ConnectorSession,
+        table_handle: ConnectorTableHandle,
+        columns: Sequence[ColumnHandle],
+        constraint: Constraint,
+    ) -> Sequence[ConnectorSplit]:
+        """Called on the driver, once per scan. Returns picklable splits; an empty table may return none."""
+
+
+class ConnectorPageSource(abc.ABC):
+    """Reads one split on an executor. Iterate it for pages; ``close`` is always called."""
+
+    @abc.abstractmethod
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        """Yields record batches with exactly the requested columns, in the requested order."""
+
+    def close(self) -> None:
+        """Release files and connections."""
+
+
+class ConnectorPageSourceProvider(abc.ABC):
+    """Must be picklable: the engine ships it to executors."""
+
+    @abc.abstractmethod
+    def create_page_source(
+        self,
+        *,
+        session: ConnectorSession,
+        split: ConnectorSplit,
+        table_handle: ConnectorTableHandle,
+        columns: Sequence[ColumnHandle],
+    ) -> ConnectorPageSource:
+        """Called on an executor, once per split."""
+
+
+@attrs.frozen(kw_only=True)
+class NativeScan:
+    """A scan Spark performs itself: ``spark.read.format(format).options(**options).schema(schema).load(paths)``.
+
+    ``schema`` names the columns the files hold; the engine projects the requested columns from it.
+    ``paths`` may be empty (an empty table). ``row_filter``, when set, is a SQL predicate over the file
+    columns (Spark SQL syntax) that the engine applies before anything else, e.g. to drop superseded versions.
+    """
+
+    format: str
+    paths: tuple[str, ...] = attrs.field(converter=tuple)
+    schema: pa.Schema
+    options: Mapping[str, str] = attrs.field(factory=dict)
+    row_filter: str | None = None

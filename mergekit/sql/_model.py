@@ -1,0 +1,270 @@
+"""The immutable statement model the SQL layer hands to the planner and the engine.
+
+Statements are frozen attrs classes. SQL expressions and relations stay opaque to the layers above: an
+:class:`Expression` or :class:`Relation` wraps a parsed tree that only this package can look into, and offers
+what the planner and execution need (its text, the columns and tables it references, its Spark SQL rendering).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from sqlglot import exp
+
+__all__ = [
+    "QualifiedName",
+    "TableRef",
+    "Expression",
+    "Relation",
+    "Statement",
+    "Query",
+    "Insert",
+    "Update",
+    "Delete",
+    "Merge",
+    "MergeCase",
+    "MergeCaseKind",
+    "MergeAction",
+    "ColumnDefinition",
+    "CreateTable",
+    "CreateSchema",
+    "DropTable",
+    "Truncate",
+    "ShowTables",
+    "ShowSchemas",
+    "Describe",
+    "Explain",
+    "AlterTableAddColumn",
+    "Call",
+]
+
+
+@attrs.frozen
+class QualifiedName:
+    """A dotted name as written, parts lower-cased unless quoted: ``lake.default.t`` -> ('lake','default','t')."""
+
+    parts: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return ".".join(self.parts)
+
+    @property
+    def name(self) -> str:
+        return self.parts[-1]
+
+
+@attrs.frozen(kw_only=True)
+class TableRef:
+    """A table named in a statement, with its time-travel clause (``FOR VERSION AS OF 3`` -> version=3)."""
+
+    name: QualifiedName
+    version: int | None = None
+    timestamp: str | None = None
+
+
+class _Tree:
+    """Shared behaviour of wrappers around a parsed tree (never exposed as a sqlglot object)."""
+
+    node: exp.Expression
+
+    @property
+    def sql(self) -> str:
+        """The Trino SQL text of the tree."""
+        return self.node.sql(dialect="trino")
+
+    def table_refs(self) -> tuple[TableRef, ...]:
+        from ._render import table_refs
+
+        return table_refs(self.node)
+
+    def to_spark(
+        self,
+        *,
+        tables: Mapping[TableRef, str],
+        schema: Mapping[str, Mapping[str, str]] | None = None,
+    ) -> str:
+        """Spark SQL text with Trino semantics; ``tables`` maps each referenced table to a Spark view name;
+        ``schema`` gives column types (Trino type text) per relation name for type-dependent semantics."""
+        from ._render import render
+
+        return render(self.node, tables=tables, schema=schema)
+
+    def __str__(self) -> str:
+        return self.sql
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.sql!r})"
+
+
+@attrs.frozen(eq=False, repr=False)
+class Expression(_Tree):
+    node: exp.Expression
+
+    def column_refs(self) -> frozenset[tuple[str | None, str]]:
+        """(qualifier or None, column) for every column referenced outside subqueries."""
+        from ._render import column_refs
+
+        return column_refs(self.node)
+
+    @property
+    def is_null_literal(self) -> bool:
+        from ._render import is_null_literal
+
+        return is_null_literal(self.node)
+
+
+@attrs.frozen(eq=False, repr=False)
+class Relation(_Tree):
+    """A FROM item: a table, a subquery or VALUES, with its alias and column aliases."""
+
+    node: exp.Expression
+    alias: str | None
+    column_aliases: tuple[str, ...] = ()
+    table: TableRef | None = None  # set when the relation is a plain table reference
+
+    def to_spark_from_item(
+        self, *, tables: Mapping[TableRef, str], schema: Mapping[str, Mapping[str, str]] | None = None
+    ) -> str:
+        """Spark SQL for use after FROM, without the alias (the caller aliases it)."""
+        from ._render import render_relation
+
+        return render_relation(self, tables=tables, schema=schema)
+
+
+class Statement:
+    """Base of every statement."""
+
+
+@attrs.frozen(kw_only=True, eq=False, repr=False)
+class Query(Statement, _Tree):
+    node: exp.Expression
+
+
+@attrs.frozen(kw_only=True)
+class Insert(Statement):
+    target: QualifiedName
+    columns: tuple[str, ...] | None
+    source: Query
+
+
+@attrs.frozen(kw_only=True)
+class Update(Statement):
+    target: QualifiedName
+    assignments: tuple[tuple[str, Expression], ...]
+    where: Expression | None
+
+
+@attrs.frozen(kw_only=True)
+class Delete(Statement):
+    target: QualifiedName
+    where: Expression | None
+
+
+class MergeCaseKind(enum.Enum):
+    MATCHED = "WHEN MATCHED"
+    NOT_MATCHED = "WHEN NOT MATCHED"
+    NOT_MATCHED_BY_SOURCE = "WHEN NOT MATCHED BY SOURCE"
+
+
+class MergeAction(enum.Enum):
+    INSERT = "INSERT"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+
+
+@attrs.frozen(kw_only=True)
+class MergeCase:
+    kind: MergeCaseKind
+    action: MergeAction
+    condition: Expression | None = None
+    # UPDATE: SET column = value pairs; INSERT: column list (None = all) and values
+    assignments: tuple[tuple[str, Expression], ...] = ()
+    insert_columns: tuple[str, ...] | None = None
+    insert_values: tuple[Expression, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class Merge(Statement):
+    target: QualifiedName
+    target_alias: str | None
+    source: Relation
+    on: Expression
+    cases: tuple[MergeCase, ...]
+
+
+@attrs.frozen(kw_only=True)
+class ColumnDefinition:
+    name: str
+    type_text: str
+    nullable: bool = True
+    comment: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class CreateTable(Statement):
+    name: QualifiedName
+    columns: tuple[ColumnDefinition, ...]
+    primary_key: tuple[str, ...] = ()
+    if_not_exists: bool = False
+    properties: Mapping[str, Any] = attrs.field(factory=dict, eq=False)
+    as_query: Query | None = None
+    with_data: bool = True
+
+
+@attrs.frozen(kw_only=True)
+class CreateSchema(Statement):
+    name: QualifiedName
+    if_not_exists: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class DropTable(Statement):
+    name: QualifiedName
+    if_exists: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class Truncate(Statement):
+    name: QualifiedName
+
+
+@attrs.frozen(kw_only=True)
+class ShowTables(Statement):
+    schema: QualifiedName | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ShowSchemas(Statement):
+    catalog: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Describe(Statement):
+    name: QualifiedName
+
+
+@attrs.frozen(kw_only=True)
+class Explain(Statement):
+    statement: Statement
+
+
+@attrs.frozen(kw_only=True)
+class AlterTableAddColumn(Statement):
+    name: QualifiedName
+    column: ColumnDefinition
+    if_not_exists: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class Call(Statement):
+    """``CALL catalog.system.procedure(args)``: a connector procedure such as ``vacuum`` or ``compact``."""
+
+    name: QualifiedName
+    arguments: tuple[Any, ...] = ()
+    named_arguments: Mapping[str, Any] = attrs.field(factory=dict, eq=False)

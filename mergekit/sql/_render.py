@@ -1,0 +1,162 @@
+"""From parsed trees to Spark SQL: table references swapped for Spark views, Trino semantics preserved."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from ._model import QualifiedName, TableRef
+
+if TYPE_CHECKING:
+    from ._model import Relation
+
+
+def identifier_name(ident: exp.Expression | str | None) -> str:
+    """Trino folds identifiers to lower case, quoted or not."""
+    if ident is None:
+        return ""
+    if isinstance(ident, str):
+        return ident.lower()
+    return str(ident.name).lower()
+
+
+def table_ref_of(table: exp.Table) -> TableRef:
+    parts = tuple(identifier_name(p) for p in table.parts)
+    version = table.args.get("version")
+    ref_version: int | None = None
+    ref_timestamp: str | None = None
+    if isinstance(version, exp.Version):
+        kind = str(version.this).upper()
+        value = version.args.get("expression")
+        if kind == "VERSION" and isinstance(value, exp.Literal) and not value.is_string:
+            ref_version = int(value.this)
+        elif kind == "VERSION":
+            ref_version = int(value.name) if value is not None else None
+        else:
+            ref_timestamp = value.sql(dialect="trino") if value is not None else None
+    return TableRef(name=QualifiedName(parts), version=ref_version, timestamp=ref_timestamp)
+
+
+def _cte_names(node: exp.Expression) -> set[str]:
+    return {identifier_name(cte.alias) for cte in node.find_all(exp.CTE)}
+
+
+def _real_tables(node: exp.Expression) -> list[exp.Table]:
+    ctes = _cte_names(node)
+    out = []
+    for table in node.find_all(exp.Table):
+        if not table.name:
+            continue  # e.g. a table function
+        if len(table.parts) == 1 and identifier_name(table.this) in ctes:
+            continue
+        out.append(table)
+    return out
+
+
+def table_refs(node: exp.Expression) -> tuple[TableRef, ...]:
+    seen: dict[TableRef, None] = {}
+    for table in _real_tables(node):
+        seen.setdefault(table_ref_of(table), None)
+    return tuple(seen)
+
+
+def column_refs(node: exp.Expression) -> frozenset[tuple[str | None, str]]:
+    refs = set()
+    for col in node.find_all(exp.Column):
+        if col.find_ancestor(exp.Select) is not None:
+            continue  # inside a subquery: resolved there
+        qualifier = identifier_name(col.args.get("table")) or None
+        refs.add((qualifier, identifier_name(col.this)))
+    return frozenset(refs)
+
+
+def is_null_literal(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Null)
+
+
+def substitute_tables(node: exp.Expression, tables: Mapping[TableRef, str]) -> exp.Expression:
+    """A copy of ``node`` whose table references read Spark views; the original name stays as the alias
+    so that qualified column references (``nation.regionkey``) keep resolving."""
+    node = node.copy()
+    for table in _real_tables(node):
+        ref = table_ref_of(table)
+        view = tables.get(ref)
+        if view is None:
+            continue
+        alias = table.args.get("alias")
+        new = exp.Table(this=exp.to_identifier(view))
+        if alias is not None:
+            new.set("alias", alias.copy())
+        else:
+            new.set("alias", exp.TableAlias(this=exp.to_identifier(ref.name.name)))
+        table.replace(new)
+    return node
+
+
+def to_spark(node: exp.Expression, schema: Mapping[str, Mapping[str, str]] | None) -> str:
+    try:
+        from ._spark import to_spark_sql
+    except ImportError:  # translator not available: plain transpilation
+        return node.sql(dialect="spark")
+    return to_spark_sql(node, schema=schema)
+
+
+def render(
+    node: exp.Expression, *, tables: Mapping[TableRef, str], schema: Mapping[str, Mapping[str, str]] | None
+) -> str:
+    return to_spark(substitute_tables(node, tables), schema)
+
+
+def render_relation(
+    relation: Relation, *, tables: Mapping[TableRef, str], schema: Mapping[str, Mapping[str, str]] | None
+) -> str:
+    node = relation.node.copy()
+    node.set("alias", None)
+    if isinstance(node, exp.Table):
+        view = tables.get(table_ref_of(node))
+        if view is None:
+            return to_spark(node, schema)
+        return "`" + view.replace("`", "``") + "`"
+    if isinstance(node, exp.Subquery):
+        inner = substitute_tables(node.this, tables)
+        return f"({to_spark(inner, schema)})"
+    if isinstance(node, exp.Values):
+        return f"({to_spark(exp.select('*').from_(node.copy()), schema)})"
+    return f"({to_spark(substitute_tables(node, tables), schema)})"
+
+
+_SPARK_TYPES = {
+    "boolean": "BOOLEAN",
+    "tinyint": "TINYINT",
+    "smallint": "SMALLINT",
+    "integer": "INT",
+    "int": "INT",
+    "bigint": "BIGINT",
+    "real": "FLOAT",
+    "double": "DOUBLE",
+    "varchar": "STRING",
+    "char": "STRING",
+    "date": "DATE",
+    "varbinary": "BINARY",
+    "timestamp": "TIMESTAMP_NTZ",
+    "timestamp with time zone": "TIMESTAMP",
+}
+
+
+def spark_type_sql(trino_type: str) -> str:
+    """Spark SQL type for a Trino type text (``varchar(16)`` -> ``STRING``)."""
+    try:
+        from ._spark import spark_type_sql as translated
+    except ImportError:
+        translated = None
+    if translated is not None:
+        return translated(trino_type)
+    import re
+
+    t = re.sub(r"\s+", " ", trino_type.strip().lower())
+    t = re.sub(r"\(\s*\d+\s*\)", "", t) if not t.startswith("decimal") else t
+    if t.startswith("decimal"):
+        return t.upper()
+    return _SPARK_TYPES[t]
