@@ -283,6 +283,7 @@ class _Write:
     merge_handle: ConnectorMergeTableHandle
     data_columns: tuple[str, ...]
     check_duplicates: bool
+    page_schema: pa.Schema
     processor: RowChangeProcessor | None = None  # set when processing is fused into the writer
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -319,7 +320,7 @@ class _Write:
                     sink = self.provider.create_merge_sink(
                         session=self.session, merge_handle=self.merge_handle, sink_id=sink_id
                     )
-                sink.store_merged_rows(batch.select(page_columns))
+                sink.store_merged_rows(_conform(batch.select(page_columns), self.page_schema))
             if changed_uids:
                 _check_duplicates(changed_uids, changed_pages)
             fragments = list(sink.finish()) if sink is not None else []
@@ -334,6 +335,14 @@ class _Write:
         yield pa.record_batch(
             {"fragments": pa.array([pickle.dumps(fragments)], pa.binary()), "stats": pa.array([pickle.dumps(stats)], pa.binary())}
         )
+
+
+def _conform(page: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """Pages reach sinks with one fixed schema (types and nullability as the table declares them), whatever
+    Spark inferred for a particular batch."""
+    if page.schema.equals(schema):
+        return page
+    return pa.RecordBatch.from_arrays([page.column(i).cast(f.type) for i, f in enumerate(schema)], schema=schema)
 
 
 def _check_duplicates(uids: list[np.ndarray], pages: list[pa.RecordBatch]) -> None:
@@ -397,7 +406,8 @@ def _processed_schema(rows: DataFrame, plan: MergePlan) -> T.StructType:
         T.StructField(MERGE_CASE, T.IntegerType(), True),
     ]
     out += [f for f in rows.schema.fields if f.name in (UID, SEQ) or f.name.startswith(OLD_PREFIX)]
-    return T.StructType(out)
+    # the processor nulls some of these (the row id and uid of insert halves), whatever Spark inferred
+    return T.StructType([T.StructField(f.name, f.dataType, True) for f in out])
 
 
 def _route_expr(plan: MergePlan) -> str:
@@ -421,6 +431,9 @@ def run_merge_pipeline(
     Raises on any task failure (the caller aborts the merge)."""
     processor = _processor(plan)
     data_columns = tuple(c.name for c in plan.target.columns)
+    page_schema = MERGE_PAGE_LAYOUT.schema(
+        pa.schema([pa.field(c.name, c.type) for c in plan.target.columns]), plan.target.row_id.type
+    )
     writer_schema = "fragments binary, stats binary"
     needs_shuffle = plan.duplicate_check or plan.target.insert_layout is not None or plan.target.update_layout is not None
     if needs_shuffle:
@@ -429,10 +442,10 @@ def run_merge_pipeline(
         from pyspark.sql import functions as F
 
         routed = processed.repartition(partitions, F.expr(_route_expr(plan)))
-        writer = _Write(provider, session, merge_handle, data_columns, plan.duplicate_check)
+        writer = _Write(provider, session, merge_handle, data_columns, plan.duplicate_check, page_schema)
         out = routed.mapInArrow(writer, writer_schema)
     else:
-        writer = _Write(provider, session, merge_handle, data_columns, False, processor)
+        writer = _Write(provider, session, merge_handle, data_columns, False, page_schema, processor)
         out = rows.mapInArrow(writer, writer_schema)
     collected = out.collect()
     fragments: list[Any] = []

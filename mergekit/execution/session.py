@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
+
+# pyspark logs every failed query (with the Java stack) before raising it; mergekit reports errors itself.
+logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL + 1)
 
 __all__ = ["local_session", "configure_session"]
 

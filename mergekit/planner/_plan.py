@@ -123,7 +123,8 @@ class MergePlan:
         lines.append(f"  target scan: {t.name} + unique id + present, row id {t.row_id.name} ({sql_type_name(t.row_id.type)})")
         if self.join in (JoinKind.RIGHT, JoinKind.FULL, JoinKind.ANTI):
             src = self.source.sql if self.source is not None else "?"
-            lines.append(f"  join: {self.join.value} source {src} AS {self.source_alias} ON {self.on.sql if self.on else 'TRUE'}")
+            lines.append(f"  join: {self.join.value} ON {self.on.sql if self.on else 'TRUE'}")
+            lines.append(f"  source: {src}")
         elif self.join is JoinKind.SCAN:
             lines.append(f"  join: none (target scan){' WHERE ' + self.where.sql if self.where else ''}")
         else:

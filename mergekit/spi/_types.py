@@ -36,7 +36,7 @@ def parse_sql_type(text: str) -> pa.DataType:
     """``'decimal(10,2)'`` -> ``pa.decimal128(10, 2)``. Raises ValueError for an unknown type."""
     t = re.sub(r"\s+", " ", text.strip().lower())
     t = re.sub(r"\s*\(\s*", "(", t)
-    t = re.sub(r"\s*\)\s*", ")", t)
+    t = re.sub(r"\s*\)", ")", t)
     m = re.fullmatch(r"decimal(?:\((\d+)(?:,\s*(\d+))?\))?", t) or re.fullmatch(
         r"numeric(?:\((\d+)(?:,\s*(\d+))?\))?", t
     )

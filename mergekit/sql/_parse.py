@@ -113,6 +113,9 @@ def parse_statement(text: str) -> Statement:
     m = re.match(r"(?is)^show\s+schemas(?:\s+(?:from|in)\s+([\w\"]+))?$", stripped)
     if m:
         return ShowSchemas(catalog=identifier_name(m.group(1).strip('"')) if m.group(1) else None)
+    m = re.match(r"(?is)^(?:describe|desc|show\s+columns\s+(?:from|in))\s+([\w.\"]+)$", stripped)
+    if m:
+        return Describe(name=_name_from_text(m.group(1)))
     m = re.match(r"(?is)^call\s+([\w.\"]+)\s*\((.*)\)$", stripped)
     if m:
         return _call(m.group(1), m.group(2))

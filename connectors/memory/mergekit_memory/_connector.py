@@ -63,6 +63,7 @@ class MemoryMergeTableHandle(ConnectorMergeTableHandle):
     paradigm: RowChangeParadigm
     data_schema: pa.Schema
     fail_sink_on: str | None
+    partition_columns: tuple[str, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -189,6 +190,7 @@ class MemoryMetadata(ConnectorMetadata):
             paradigm=self._c.paradigm,
             data_schema=data_schema,
             fail_sink_on=self._c.fail_sink_on,
+            partition_columns=tuple(t.metadata.properties.get("partitioned_by") or ()),
         )
 
     def finish_merge(
@@ -292,7 +294,11 @@ class MemoryMergeSink(ConnectorMergeSink):
         if self._handle.paradigm is RowChangeParadigm.DELETE_ROW_AND_INSERT_ROW and pc.any(is_update).as_py():
             raise MergekitError(ErrorCode.GENERIC_INTERNAL_ERROR, "UPDATE operation under DELETE_ROW_AND_INSERT_ROW")
         self._deleted.append(row_ids.filter(is_delete))
-        self._inserted.append(data.filter(is_insert))
+        inserted = data.filter(is_insert)
+        self._inserted.append(inserted)
+        if self._handle.partition_columns and inserted.num_rows:
+            keys = inserted.select(list(self._handle.partition_columns)).to_pylist()
+            self._partitions.update(tuple(k.values()) for k in keys)
         updated = data.filter(is_update)
         if updated.num_rows:
             self._updated.append(updated.append_column(ROW_ID, row_ids.filter(is_update)))
@@ -310,6 +316,7 @@ class MemoryMergeSink(ConnectorMergeSink):
                 updated=_ipc(updated),
                 pid=os.getpid(),
                 sink_id=self._sink_id,
+                partitions_seen=tuple(sorted(self._partitions, key=repr)),
             )
         ]
 
