@@ -177,3 +177,22 @@ def find_error(text: str) -> MergekitError | None:
     # Spark appends its own context after a raise_error message; keep only ours.
     message = re.split(r"\s+SQLSTATE: |\. SQLSTATE|\s+== SQL", message)[0]
     return MergekitError(ErrorCode[match.group(1)], message)
+
+
+def errors_markdown() -> str:
+    """docs/errors.md, generated from :class:`ErrorCode` (``python -m mergekit.errors > docs/errors.md``)."""
+    lines = [
+        "# Error codes",
+        "",
+        "Generated from `mergekit.errors.ErrorCode` by `python -m mergekit.errors`; a test keeps it in step.",
+        "Every error is a `MergekitError` whose `str()` begins with `[CODE]`. Codes are append-only.",
+        "",
+        "| code | number | type |",
+        "|---|---|---|",
+    ]
+    lines += [f"| `{c.name}` | {c.number} | {c.type.value} |" for c in ErrorCode]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(errors_markdown(), end="")

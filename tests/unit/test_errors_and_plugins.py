@@ -79,3 +79,12 @@ def test_unknown_connector_and_duplicate_registration() -> None:
         plugins.unregister("unit-test-connector")
     with pytest.raises(MergekitError):
         plugins.register(object())  # type: ignore[arg-type]
+
+
+def test_errors_page_is_generated_from_the_enum() -> None:
+    from pathlib import Path
+
+    from mergekit.errors import errors_markdown
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
+    assert page.read_text() == errors_markdown(), "regenerate with: python -m mergekit.errors > docs/errors.md"
