@@ -1,0 +1,69 @@
+"""``JournalConnector`` and its factory: wiring the catalog, metadata, readers and writers together."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from mergekit.spi import (
+    Connector,
+    ConnectorFactory,
+    ConnectorMetadata,
+    ConnectorPageSinkProvider,
+    ConnectorPageSourceProvider,
+    ConnectorSplitManager,
+)
+
+from ._catalog import open_catalog
+from ._config import JournalConfig, parse_config
+from ._metadata import JournalMetadata, JournalSplitManager
+from ._procedures import compact, vacuum
+from ._read import JournalPageSourceProvider
+from ._sink import JournalPageSinkProvider
+
+__all__ = ["JournalConnector", "JournalConnectorFactory"]
+
+
+class JournalConnector(Connector):
+    """One journal catalog. The catalog connection stays on the driver; the page source and sink providers
+    hold only the warehouse URI, so they pickle cheaply to executors."""
+
+    def __init__(self, *, catalog_name: str, config: JournalConfig) -> None:
+        self.catalog_name = catalog_name
+        self.config = config
+        self._catalog = open_catalog(config.catalog_uri)
+        self._metadata = JournalMetadata(catalog_name=catalog_name, config=config, catalog=self._catalog)
+        self._split_manager = JournalSplitManager(self._metadata)
+        self._page_sources = JournalPageSourceProvider(config.warehouse)
+        self._page_sinks = JournalPageSinkProvider(config.warehouse)
+
+    def get_metadata(self) -> ConnectorMetadata:
+        return self._metadata
+
+    def get_split_manager(self) -> ConnectorSplitManager:
+        return self._split_manager
+
+    def get_page_source_provider(self) -> ConnectorPageSourceProvider:
+        return self._page_sources
+
+    def get_page_sink_provider(self) -> ConnectorPageSinkProvider:
+        return self._page_sinks
+
+    def get_procedures(self) -> Mapping[str, Any]:
+        return {
+            "compact": functools.partial(compact, self._metadata),
+            "vacuum": functools.partial(vacuum, self._metadata),
+        }
+
+    def shutdown(self) -> None:
+        self._catalog.close()
+
+
+class JournalConnectorFactory(ConnectorFactory):
+    """Entry point ``journal`` of the ``mergekit.connectors`` group."""
+
+    name: ClassVar[str] = "journal"
+
+    def create(self, *, catalog_name: str, config: Mapping[str, Any]) -> Connector:
+        return JournalConnector(catalog_name=catalog_name, config=parse_config(config))

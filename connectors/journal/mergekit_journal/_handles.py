@@ -1,0 +1,289 @@
+"""Picklable values the journal connector passes between driver and executors.
+
+Handles carry everything an executor needs (the table's spec, its location, the file list of a split), so
+page sources and sinks never open the catalog: on a cluster only the driver can reach it.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import decimal
+import json
+from typing import Any
+
+import attrs
+import pyarrow as pa
+
+from mergekit.spi import (
+    ColumnMetadata,
+    ConnectorMergeTableHandle,
+    ConnectorSplit,
+    ConnectorTableHandle,
+    SchemaTableName,
+)
+
+from ._config import BIGINT
+
+__all__ = [
+    "TableSpec",
+    "JournalTableHandle",
+    "JournalMergeHandle",
+    "FileRef",
+    "JournalSplit",
+    "JournalFragment",
+    "HIDDEN_ROW_ID",
+    "ROW_KEY",
+    "OP_COLUMN",
+    "VERSION_COLUMN",
+    "SUBSEQUENT_COLUMN",
+    "CHANGE_TYPE",
+    "COMMIT_VERSION",
+    "COMMIT_TIMESTAMP",
+    "encode_value",
+    "decode_value",
+]
+
+HIDDEN_ROW_ID = "_row_id"
+"""The key column of a table declared without a key (hidden, varchar ``<statement>-<sink>-<n>``, assigned at INSERT)."""
+ROW_KEY = "$journal_key"
+"""Name of the merge row-id column: a struct of the key columns, requested from the target scan."""
+OP_COLUMN = "__mk_op"
+"""Stored in every data file: the merge operation that produced the row (1, 2, 3, 4 or 5)."""
+VERSION_COLUMN = "__mk_version"
+SUBSEQUENT_COLUMN = "__mk_subsequent"
+"""Explicit per-row versions, only in files that hold several versions (compacted or raw journal inserts)."""
+CHANGE_TYPE = "_change_type"
+COMMIT_VERSION = "_commit_version"
+COMMIT_TIMESTAMP = "_commit_timestamp"
+
+TOMBSTONE_OPS = (2, 5)
+
+
+@attrs.frozen(kw_only=True)
+class TableSpec:
+    """The shape of a journalled table.
+
+    ``columns``: the stored business columns in declaration order (a hidden ``_row_id`` when no key was
+    given); ``key``: key column names; ``journal_order``: column order of ``<t>_journal`` including the two
+    version fields (the seed lets them sit anywhere); ``version_type``: ``bigint`` or
+    ``timestamp with time zone``.
+    """
+
+    columns: tuple[ColumnMetadata, ...] = attrs.field(converter=tuple)
+    key: tuple[str, ...] = attrs.field(converter=tuple)
+    hidden_key: bool
+    version_field: str
+    subsequent_field: str
+    version_type: str
+    journal_order: tuple[str, ...] = attrs.field(converter=tuple)
+
+    @property
+    def visible(self) -> tuple[ColumnMetadata, ...]:
+        return tuple(c for c in self.columns if not c.hidden)
+
+    def column(self, name: str) -> ColumnMetadata:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    @property
+    def version_arrow_type(self) -> pa.DataType:
+        return pa.int64() if self.version_type == BIGINT else pa.timestamp("us", tz="UTC")
+
+    @property
+    def key_type(self) -> pa.DataType:
+        return pa.struct([pa.field(k, self.column(k).type) for k in self.key])
+
+    @property
+    def file_schema(self) -> pa.Schema:
+        """Schema of a data file written by a sink: stored columns, then the operation."""
+        return pa.schema([pa.field(c.name, c.type) for c in self.columns] + [pa.field(OP_COLUMN, pa.int8())])
+
+    @property
+    def explicit_file_schema(self) -> pa.Schema:
+        """Schema of a file that carries its own versions (compaction output, raw journal inserts)."""
+        return pa.schema(
+            list(self.file_schema)
+            + [pa.field(VERSION_COLUMN, pa.int64()), pa.field(SUBSEQUENT_COLUMN, pa.int64())]
+        )
+
+    # -- catalog serialisation (the Arrow schema keeps exact types, including nested ones) --------------
+
+    def to_json(self) -> str:
+        fields = []
+        for c in self.columns:
+            meta = {"nullable": str(c.nullable), "hidden": str(c.hidden)}
+            if c.comment is not None:
+                meta["comment"] = c.comment
+            if c.type_name is not None:
+                meta["type_name"] = c.type_name
+            fields.append(pa.field(c.name, c.type, metadata=meta))
+        schema_b64 = base64.b64encode(pa.schema(fields).serialize().to_pybytes()).decode()
+        return json.dumps(
+            {
+                "schema": schema_b64,
+                "key": list(self.key),
+                "hidden_key": self.hidden_key,
+                "version_field": self.version_field,
+                "subsequent_field": self.subsequent_field,
+                "version_type": self.version_type,
+                "journal_order": list(self.journal_order),
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> TableSpec:
+        d = json.loads(text)
+        schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(d["schema"])))
+        columns = []
+        for f in schema:
+            meta = {k.decode(): v.decode() for k, v in (f.metadata or {}).items()}
+            columns.append(
+                ColumnMetadata(
+                    name=f.name,
+                    type=f.type,
+                    nullable=meta.get("nullable") == "True",
+                    hidden=meta.get("hidden") == "True",
+                    comment=meta.get("comment"),
+                    type_name=meta.get("type_name"),
+                )
+            )
+        return cls(
+            columns=columns,
+            key=d["key"],
+            hidden_key=d["hidden_key"],
+            version_field=d["version_field"],
+            subsequent_field=d["subsequent_field"],
+            version_type=d["version_type"],
+            journal_order=d["journal_order"],
+        )
+
+
+@attrs.frozen(kw_only=True)
+class FileRef:
+    """One data file as a split sees it. ``row_version`` is the version of every row of a file written by a
+    sink (its commit's version, as an int: a number, or microseconds since the epoch for timestamp
+    journals); files with ``explicit_versions`` carry per-row versions instead. ``seq`` is the commit that
+    added the file (``_commit_version`` in the change feed)."""
+
+    path: str
+    seq: int
+    row_version: int
+    explicit_versions: bool
+    committed_at: int = 0
+
+
+@attrs.frozen(kw_only=True)
+class JournalTableHandle(ConnectorTableHandle):
+    """A snapshot of one journalled table, seen as ``kind``:
+
+    * ``logical``: ``<t>``, the latest live version per key;
+    * ``journal``: ``<t>_journal``, every stored version with both version fields;
+    * ``changes``: the change feed of commits ``from_seq``..``snapshot_seq``.
+
+    ``time_travel`` marks a handle from ``FOR VERSION/TIMESTAMP AS OF`` (read-only).
+    """
+
+    table_id: int
+    kind: str
+    logical: SchemaTableName
+    snapshot_seq: int
+    spec: TableSpec = attrs.field(eq=False, hash=False)
+    location: str
+    time_travel: bool = False
+    from_seq: int | None = None
+    schema_seq: int = 0
+
+
+@attrs.frozen(kw_only=True)
+class JournalMergeHandle(ConnectorMergeTableHandle):
+    """One statement's write: ``merge_id`` names its staging folder, ``statement_id`` seeds hidden row ids."""
+
+    merge_id: str
+    statement_id: int
+    raw_journal: bool = False
+    update_case_columns: tuple[tuple[int, tuple[str, ...]], ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class JournalSplit(ConnectorSplit):
+    """Work for one page source.
+
+    ``mode``: ``plain`` (files without superseded rows: drop tombstones, no version resolution),
+    ``resolve`` (files that must be resolved together: latest version per key), ``journal`` (raw rows with
+    materialised version fields) or ``changes`` (rows of the given commits with their change type).
+    ``change_label`` turns a ``resolve``/``plain`` read of the previous snapshot into ``delete`` changes
+    (how a TRUNCATE appears in the change feed).
+    """
+
+    mode: str
+    files: tuple[FileRef, ...] = attrs.field(converter=tuple)
+    change_label: str | None = None
+    change_seq: int = 0
+    change_committed_at: int = 0
+
+
+@attrs.frozen(kw_only=True)
+class JournalFragment:
+    """What a sink wrote: one Parquet file and the stats ``finish_merge`` needs without reading it.
+
+    ``key_min``/``key_max``: bounds of the first key column over all rows; ``sup_min``/``sup_max``: bounds
+    over rows that supersede an earlier version (updates, deletes, key moves), None when there are none.
+    """
+
+    path: str
+    row_count: int
+    size_bytes: int
+    key_min: Any
+    key_max: Any
+    sup_min: Any
+    sup_max: Any
+    inserts: int
+    updates: int
+    deletes: int
+    moves: int
+    explicit_versions: bool = False
+    min_explicit_version: int | None = None
+    max_explicit_version: int | None = None
+
+
+# -- stats encoding: python values <-> JSON text in the catalog, comparable after decoding --------------
+
+
+def encode_value(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return json.dumps(["bool", value])
+    if isinstance(value, int):
+        return json.dumps(["int", value])
+    if isinstance(value, float):
+        return json.dumps(["float", value])
+    if isinstance(value, decimal.Decimal):
+        return json.dumps(["decimal", str(value)])
+    if isinstance(value, str):
+        return json.dumps(["str", value])
+    if isinstance(value, bytes):
+        return json.dumps(["bytes", base64.b64encode(value).decode()])
+    if isinstance(value, dt.datetime):
+        return json.dumps(["datetime", value.isoformat()])
+    if isinstance(value, dt.date):
+        return json.dumps(["date", value.isoformat()])
+    return None  # not comparable: no pruning on this file
+
+
+def decode_value(text: str | None) -> Any:
+    if text is None:
+        return None
+    tag, v = json.loads(text)
+    if tag == "decimal":
+        return decimal.Decimal(v)
+    if tag == "bytes":
+        return base64.b64decode(v)
+    if tag == "datetime":
+        return dt.datetime.fromisoformat(v)
+    if tag == "date":
+        return dt.date.fromisoformat(v)
+    return v
