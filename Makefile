@@ -4,21 +4,25 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CONNECTORS := connectors/memory $(wildcard connectors/journal) $(wildcard connectors/partitioned)
 
-.PHONY: venv test demo clean
+.PHONY: venv test demo clean bench-quick
 
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml $(wildcard connectors/*/pyproject.toml)
+$(VENV)/.installed: pyproject.toml $(wildcard connectors/*/pyproject.toml) $(wildcard examples/csvdir/pyproject.toml examples/csvdir/mergekit_csvdir/*.py)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test]" $(foreach c,$(CONNECTORS),-e $(c))
+	$(PY) -m pip install --quiet -e ".[test]" $(foreach c,$(CONNECTORS),-e $(c)) ./examples/csvdir
 	touch $@
 
 test: venv
 	$(PY) -m pytest -q -p no:cacheprovider
 
 demo: venv
-	$(PY) -m mergekit.demo
+	$(PY) -m mergekit.cli demo
+
+# First benchmark (bench/README.md): mergekit MERGE on a journal table vs a hand-written PySpark rewrite.
+bench-quick: venv
+	$(PY) -m bench.run --sizes 1M/100k --reps 2 --warm 2
 
 clean:
 	rm -rf $(VENV) warehouse spark-warehouse

@@ -1,4 +1,6 @@
-"""``make demo``: the accounts MERGE of Trino's "Supporting MERGE" page (seed 002), end to end.
+"""The accounts MERGE of Trino's "Supporting MERGE" page (seed 002), end to end.
+
+``make demo`` / ``mergekit demo`` run it together with the other seeds' examples (mergekit/seeds_demo.py).
 
 Runs in a fresh local warehouse (a temporary directory unless ``--warehouse`` is given) and prints every
 statement, its result and the tables before and after.
@@ -6,9 +8,7 @@ statement, its result and the tables before and after.
 
 from __future__ import annotations
 
-import argparse
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -81,18 +81,10 @@ def accounts_demo(engine: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="mergekit demo", description=__doc__)
-    parser.add_argument("--warehouse", help="warehouse directory (default: a fresh temporary directory)")
-    args = parser.parse_args(argv)
-    from mergekit import Engine
+    """``python -m mergekit.demo``: the same as ``mergekit demo`` (all the seeds, mergekit/seeds_demo.py)."""
+    from mergekit.cli import main as cli
 
-    with tempfile.TemporaryDirectory(prefix="mergekit-demo-") as tmp:
-        engine = Engine.local(warehouse=args.warehouse or tmp)
-        try:
-            accounts_demo(engine)
-        finally:
-            engine.close()
-    return 0
+    return cli(["demo", *(argv if argv is not None else sys.argv[1:])])
 
 
 if __name__ == "__main__":

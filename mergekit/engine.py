@@ -10,6 +10,7 @@ from typing import Any
 
 import attrs
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401 - pa.compute in _Misfits
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
@@ -20,16 +21,22 @@ from mergekit.execution.dml import MergeQueryBuilder, check_types, q, run_merge_
 from mergekit.execution.errors import translate_error
 from mergekit.execution.scan import scan_table
 from mergekit.execution.session import configure_session, local_session
-from mergekit.execution.types import arrow_type, spark_type, trino_name
+from mergekit.execution.types import arrow_type, spark_sql_type, spark_type, trino_name
 from mergekit.planner import JoinKind, MergePlan, TargetTable, plan_delete, plan_insert, plan_merge, plan_update
 from mergekit.result import Result
 from mergekit.spi import (
     ColumnHandle,
+    Constraint,
+    PartitionBounds,
+    PartitionKind,
+    PartitionMethod,
+    PartitionScheme,
     ColumnMetadata,
     Connector,
     ConnectorSession,
     ConnectorTableHandle,
     ConnectorTableMetadata,
+    RowChangeParadigm,
     SchemaTableName,
     TableVersion,
     parse_sql_type,
@@ -63,6 +70,8 @@ class _Binding:
         self.schema: dict[str, dict[str, str]] = {}
         self.sessions = session_by_catalog
         self.resolved: dict[msql.TableRef, ResolvedTable] = {}
+        self.constraints: dict[msql.TableRef, Constraint] = {}  # partition pruning hints per table read
+        self.scans: list[dict[str, Any]] = []  # what each connector scan read (splits), for Result.metrics
 
     def session(self, catalog: str) -> ConnectorSession:
         if catalog not in self.sessions:
@@ -88,14 +97,25 @@ class _Binding:
                 self.views[ref] = self.new_view(df, "df")
                 self.schema[self.views[ref]] = {f.name: trino_name(f.dataType) for f in df.schema.fields}
                 continue
-            table = self.engine._resolve(ref.name, self, version=_version_of(ref))
+            changes = (ref.changes_from, ref.changes_to) if ref.changes_from is not None else None
+            table = self.engine._resolve(ref.name, self, version=_version_of(ref), changes=changes)
             self.resolved[ref] = table
             visible = table.metadata.visible_columns
             handles = table.connector.get_metadata().get_column_handles(
                 session=self.session(table.catalog), table_handle=table.handle
             )
             columns = [handles.get(c.name) or ColumnHandle(name=c.name, type=c.type) for c in visible]
-            df = scan_table(self.engine.spark, table.connector, self.session(table.catalog), table.handle, columns)
+            stats: dict[str, Any] = {"table": table.full_name}
+            df = scan_table(
+                self.engine.spark,
+                table.connector,
+                self.session(table.catalog),
+                table.handle,
+                columns,
+                self.constraints.get(ref),
+                stats=stats,
+            )
+            self.scans.append(stats)
             view = self.new_view(df, table.name.table)
             self.views[ref] = view
             self.schema[view] = {c.name: c.type_name or sql_type_name(c.type) for c in visible}
@@ -210,13 +230,22 @@ class Engine:
         raise MergekitError(ErrorCode.SYNTAX_ERROR, f"Too many dots in table name: {name}")
 
     def _resolve(
-        self, name: msql.QualifiedName, binding: _Binding | None = None, version: TableVersion | None = None
+        self,
+        name: msql.QualifiedName,
+        binding: _Binding | None = None,
+        version: TableVersion | None = None,
+        changes: tuple[int, int | None] | None = None,
     ) -> ResolvedTable:
         catalog, table = self._split_name(name)
         connector = self.catalog(catalog)
         session = binding.session(catalog) if binding else ConnectorSession(catalog=catalog)
         metadata = connector.get_metadata()
-        handle = metadata.get_table_handle(session=session, table=table, version=version)
+        if changes is not None:
+            handle = metadata.get_changes_handle(
+                session=session, table=table, from_version=changes[0], to_version=changes[1]
+            )
+        else:
+            handle = metadata.get_table_handle(session=session, table=table, version=version)
         if handle is None:
             raise MergekitError(ErrorCode.TABLE_NOT_FOUND, f"Table '{catalog}.{table}' does not exist")
         meta = metadata.get_table_metadata(session=session, table_handle=handle)
@@ -346,15 +375,28 @@ class Engine:
             return Result(statement="ALTER TABLE")
         if isinstance(st, msql.Call):
             return self._call(st, binding)
+        if isinstance(st, msql.CreateMergeTable | msql.AlterTableSetPartition | msql.AlterTableDropPartition):
+            return self._merge_table_ddl(st, binding)
+        if isinstance(st, msql.AlterTableDropColumn):
+            table = self._resolve(st.name, binding)
+            if st.column not in {c.name for c in table.metadata.columns}:
+                raise MergekitError(ErrorCode.COLUMN_NOT_FOUND, f"Column '{st.column}' does not exist")
+            table.connector.get_metadata().drop_column(
+                session=binding.session(table.catalog), table_handle=table.handle, column=st.column
+            )
+            return Result(statement="ALTER TABLE")
         raise MergekitError(ErrorCode.NOT_SUPPORTED, f"Statement not supported: {type(st).__name__}")
 
     # ---- queries -----------------------------------------------------------------------------------
 
     def _query(self, st: msql.Query, binding: _Binding) -> Result:
+        binding.constraints.update(
+            {ref: _spi_constraint(found) for ref, found in msql.scan_constraints(st).items()}
+        )
         text = binding.render(st)
         df = self.spark.sql(text)
         table = df.toArrow()
-        return Result(statement="SELECT", table=_normalize_arrow(table))
+        return Result(statement="SELECT", table=_normalize_arrow(table), metrics={"scans": list(binding.scans)})
 
     def _explain(self, st: msql.Explain, binding: _Binding) -> Result:
         inner = st.statement
@@ -441,17 +483,172 @@ class Engine:
             return Result(statement="CALL", metrics=dict(out))
         return Result(statement="CALL")
 
+    # ---- merge tables (seed 004) -------------------------------------------------------------------
+
+    def _merge_table_ddl(self, st: msql.Statement, binding: _Binding) -> Result:
+        if isinstance(st, msql.CreateMergeTable):
+            catalog, name = self._split_name(st.name)
+            meta = self.catalog(catalog).get_metadata()
+            session = binding.session(catalog)
+            columns = tuple(_column_metadata(c) for c in st.columns)
+            names = [c.name for c in columns]
+            dupes = sorted({n for n in names if names.count(n) > 1})
+            if dupes:
+                raise MergekitError(ErrorCode.DUPLICATE_COLUMN_NAME, f"Column name '{dupes[0]}' specified more than once")
+            scheme = self._partition_scheme(st, columns) if st.partition_by is not None else None
+            meta.create_merge_table(
+                session=session,
+                table_metadata=ConnectorTableMetadata(table=name, columns=columns, primary_key=st.primary_key),
+                scheme=scheme,
+                ignore_existing=st.if_not_exists,
+            )
+            return Result(statement="CREATE MERGE TABLE")
+        assert isinstance(st, msql.AlterTableSetPartition | msql.AlterTableDropPartition)
+        catalog, merge_name = self._split_name(st.name)
+        child_catalog, child_name = self._split_name(st.child)
+        if child_catalog != catalog:
+            raise MergekitError(ErrorCode.NOT_SUPPORTED, "ALTER TABLE: a child must be in the merge table's catalog")
+        meta = self.catalog(catalog).get_metadata()
+        session = binding.session(catalog)
+        handle = meta.get_table_handle(session=session, table=merge_name)
+        if handle is None:
+            if st.if_exists:
+                return Result(statement="ALTER TABLE")
+            raise MergekitError(ErrorCode.TABLE_NOT_FOUND, f"Table '{catalog}.{merge_name}' does not exist")
+        if isinstance(st, msql.AlterTableDropPartition):
+            meta.drop_table_partition(session=session, merge_table=merge_name, child=child_name)
+            return Result(statement="ALTER TABLE")
+        scheme = meta.get_partition_scheme(session=session, table_handle=handle)
+        bounds, values = None, None
+        if st.partition is not None:
+            bounds, values = self._partition_bounds(st.partition, scheme, binding)
+
+        def check_rows(child: SchemaTableName, levels: Sequence[tuple[PartitionScheme, PartitionBounds]]) -> list[int]:
+            return self._misfits(catalog, child, levels, binding)
+
+        meta.set_table_partition(
+            session=session,
+            merge_table=merge_name,
+            child=child_name,
+            bounds=bounds,
+            bound_values=values,
+            replace=st.replace,
+            check_rows=check_rows,
+        )
+        return Result(statement="ALTER TABLE")
+
+    def _partition_scheme(self, st: msql.CreateMergeTable, columns: Sequence[ColumnMetadata]) -> PartitionScheme:
+        by = st.partition_by
+        assert by is not None
+        method = PartitionMethod(by.method)
+        if by.column is not None:
+            col = next(c for c in columns if c.name == by.column)
+            key_type, type_name = col.type, col.type_name or sql_type_name(col.type)
+            what = "column"
+        else:
+            assert by.expression is not None
+            schema = T.StructType([T.StructField(c.name, spark_type(c.type), True) for c in columns])
+            view = f"mk_partition_probe_{next(_view_ids)}"
+            self.spark.createDataFrame([], schema).createOrReplaceTempView(view)
+            try:
+                types = {c.name: c.type_name or sql_type_name(c.type) for c in columns}
+                expr_sql = by.expression.to_spark(tables={}, schema={view: types})
+                field = self.spark.sql(f"SELECT {expr_sql} AS k FROM {view}").schema.fields[0]
+            finally:
+                self.spark.catalog.dropTempView(view)
+            key_type, type_name = arrow_type(field.dataType), trino_name(field.dataType)
+            what = "expression"
+        if pa.types.is_floating(key_type) or not (
+            pa.types.is_integer(key_type)
+            or pa.types.is_decimal(key_type)
+            or pa.types.is_string(key_type)
+            or pa.types.is_temporal(key_type)
+            or pa.types.is_boolean(key_type)
+        ):
+            raise MergekitError(
+                ErrorCode.INVALID_PARTITION,
+                f"CREATE MERGE TABLE: column type {type_name} not yet supported for the partition {what}",
+            )
+        return PartitionScheme(
+            method=method,
+            column=by.column,
+            expression=by.expression.sql if by.expression is not None else None,
+            expression_columns=tuple(sorted(n for _, n in by.expression.column_refs())) if by.expression is not None else (),
+            key_type=key_type,
+            key_type_name=type_name,
+        )
+
+    def _partition_bounds(
+        self, clause: msql.PartitionClause, scheme: PartitionScheme | None, binding: _Binding
+    ) -> tuple[PartitionBounds, list[Any]]:
+        """Evaluate the clause's constant expressions in Spark, cast to the partition key's type."""
+        exprs: tuple[msql.Expression, ...]
+        if clause.kind == "range":
+            exprs = tuple(e for e in (clause.minimum, clause.maximum) if e is not None)
+        else:
+            exprs = clause.values
+        values: list[Any] = []
+        if exprs:
+            query = msql.cast_query(exprs, scheme.key_type_name) if scheme is not None else msql.Query(
+                node=msql.parse_statement("SELECT " + ", ".join(e.sql for e in exprs)).node  # type: ignore[attr-defined]
+            )
+            values = list(self.spark.sql(binding.render(query)).collect()[0])
+        if clause.kind == "range":
+            it = iter(values)
+            minimum = next(it) if clause.minimum is not None else None
+            maximum = next(it) if clause.maximum is not None else None
+            bounds = PartitionBounds(kind=PartitionKind.RANGE, minimum=minimum, maximum=maximum, with_nulls=clause.with_nulls)
+        elif clause.kind == "values":
+            distinct = [v for v in dict.fromkeys(values) if v is not None]
+            bounds = PartitionBounds(kind=PartitionKind.VALUES, values=distinct, with_nulls=clause.with_nulls)
+        else:
+            bounds = PartitionBounds(kind=PartitionKind.NULL, with_nulls=True)
+        return bounds, values
+
+    def _misfits(
+        self,
+        catalog: str,
+        child: SchemaTableName,
+        levels: Sequence[tuple[PartitionScheme, PartitionBounds]],
+        binding: _Binding,
+    ) -> list[int]:
+        """Per level, how many of the child's current rows its bounds do not hold (one Spark job)."""
+        table = self._resolve(msql.QualifiedName((catalog, child.schema, child.table)), binding)
+        visible = table.metadata.visible_columns
+        handles = table.connector.get_metadata().get_column_handles(session=binding.session(catalog), table_handle=table.handle)
+        columns = [handles.get(c.name) or ColumnHandle(name=c.name, type=c.type) for c in visible]
+        df = scan_table(self.spark, table.connector, binding.session(catalog), table.handle, columns)
+        types = {c.name: c.type_name or sql_type_name(c.type) for c in visible}
+        keys = []
+        for i, (scheme, _) in enumerate(levels):
+            expr_sql = msql.parse_expression(scheme.key_expression).to_spark(tables={}, schema={"$rows": types})
+            keys.append(f"CAST(({expr_sql}) AS {spark_sql_type(spark_type(scheme.key_type))}) AS `$k{i}`")
+        counted = df.selectExpr(*keys).mapInArrow(_Misfits(tuple(b for _, b in levels)), "level int, n long")
+        totals = {r["level"]: r["n"] for r in counted.groupBy("level").sum("n").withColumnRenamed("sum(n)", "n").collect()}
+        return [int(totals.get(i, 0)) for i in range(len(levels))]
+
     # ---- DML ---------------------------------------------------------------------------------------
 
-    def _target(self, name: msql.QualifiedName, binding: _Binding) -> tuple[ResolvedTable, TargetTable]:
+    def _target(
+        self, name: msql.QualifiedName, binding: _Binding, *, insert_only: bool = False
+    ) -> tuple[ResolvedTable, TargetTable]:
         table = self._resolve(name, binding)
         meta = table.connector.get_metadata()
         session = binding.session(table.catalog)
+        try:
+            row_id = meta.get_merge_row_id_column_handle(session=session, table_handle=table.handle)
+            paradigm = meta.get_row_change_paradigm(session=session, table_handle=table.handle)
+        except MergekitError as exc:
+            # An INSERT changes no existing row: an append-only connector needs neither a row id nor a paradigm.
+            if not insert_only or exc.code is not ErrorCode.NOT_SUPPORTED:
+                raise
+            row_id = ColumnHandle(name="$row_id", type=pa.int64())
+            paradigm = RowChangeParadigm.DELETE_ROW_AND_INSERT_ROW
         target = TargetTable(
             name=table.full_name,
             columns=table.metadata.visible_columns,
-            row_id=meta.get_merge_row_id_column_handle(session=session, table_handle=table.handle),
-            paradigm=meta.get_row_change_paradigm(session=session, table_handle=table.handle),
+            row_id=row_id,
+            paradigm=paradigm,
             insert_layout=meta.get_insert_layout(session=session, table_handle=table.handle),
             update_layout=meta.get_update_layout(session=session, table_handle=table.handle),
         )
@@ -459,7 +656,7 @@ class Engine:
 
     def _plan(self, st: msql.Statement, binding: _Binding) -> tuple[MergePlan, ResolvedTable]:
         target_name = st.target  # type: ignore[attr-defined]
-        table, target = self._target(target_name, binding)
+        table, target = self._target(target_name, binding, insert_only=isinstance(st, msql.Insert))
         if isinstance(st, msql.Merge):
             plan = plan_merge(st, target)
         elif isinstance(st, msql.Update):
@@ -505,7 +702,15 @@ class Engine:
             binding.bind(expr.table_refs())
             return expr.to_spark(tables=binding.views, schema=binding.schema)
 
+        computed: list[tuple[str, str]] = []
+        layout = plan.target.insert_layout
+        for c in layout.computed_columns if layout is not None else ():
+            # e.g. a USING partition expression: evaluated by Spark over each merge row's new values
+            columns_schema = {col.name: col.type_name or sql_type_name(col.type) for col in plan.target.columns}
+            expr_sql = msql.parse_expression(c.expression).to_spark(tables={}, schema={"$rows": columns_schema})
+            computed.append((c.name, f"CAST(({expr_sql}) AS {spark_sql_type(spark_type(c.type))})"))
         return MergeQueryBuilder(
+            computed=tuple(computed),
             plan=plan,
             render=render,
             column_types=column_types,
@@ -515,7 +720,14 @@ class Engine:
             source_columns=source_columns,
         )
 
-    def _target_view(self, table: ResolvedTable, target: TargetTable, binding: _Binding, handle: ConnectorTableHandle | None) -> str:
+    def _target_view(
+        self,
+        table: ResolvedTable,
+        target: TargetTable,
+        binding: _Binding,
+        handle: ConnectorTableHandle | None,
+        constraint: Constraint | None = None,
+    ) -> str:
         """The target scan: visible columns + the row id column. With ``handle`` None, an empty stand-in
         with the right schema (enough for analysis, and nothing is read)."""
         columns = [ColumnHandle(name=c.name, type=c.type) for c in target.columns]
@@ -528,10 +740,18 @@ class Engine:
         if handle is None:
             schema = T.StructType([T.StructField(c.name, spark_type(c.type), True) for c in columns])
             return binding.new_view(self.spark.createDataFrame([], schema), "target_probe")
-        df = scan_table(self.spark, table.connector, binding.session(table.catalog), handle, columns)
+        stats: dict[str, Any] = {"table": table.full_name, "target": True}
+        df = scan_table(self.spark, table.connector, binding.session(table.catalog), handle, columns, constraint, stats=stats)
+        binding.scans.append(stats)
         return binding.new_view(df, "target")
 
     def _dml(self, st: msql.Statement, binding: _Binding) -> Result:
+        # Connectors may word errors by statement (MonetDB's "INSERT INTO: ..."): name it in the session.
+        catalog, _ = self._split_name(st.target)  # type: ignore[attr-defined]
+        current = binding.session(catalog)
+        binding.sessions[catalog] = attrs.evolve(
+            current, properties={**current.properties, "statement": _statement_kind(st)}
+        )
         plan, table = self._plan(st, binding)
         session = binding.session(table.catalog)
         metadata = table.connector.get_metadata()
@@ -549,7 +769,10 @@ class Engine:
         try:
             if plan.join is not JoinKind.SOURCE:
                 builder = attrs.evolve(
-                    builder, target_view=self._target_view(table, plan.target, binding, merge_handle.table_handle)
+                    builder,
+                    target_view=self._target_view(
+                        table, plan.target, binding, merge_handle.table_handle, _target_constraint(st, plan)
+                    ),
                 )
             rows = self.spark.sql(builder.merge_rows_sql(value_types))
             fragments, stats = run_merge_pipeline(
@@ -573,12 +796,36 @@ class Engine:
             raise
         metrics = stats.metrics()
         metrics["writer_pids"] = list(stats.writer_pids)
+        metrics["scans"] = list(binding.scans)
         return Result(statement=plan.statement, row_count=stats.row_count, metrics=metrics)
 
 
 def _default_connector() -> str:
     available = plugins.available()
+    if "partitioned" in available:
+        return "partitioned"  # plain tables through its base (the journal) plus merge tables (seed 004)
     return "journal" if "journal" in available else "memory"
+
+
+def _statement_kind(st: msql.Statement) -> str:
+    return {msql.Insert: "INSERT", msql.Update: "UPDATE", msql.Delete: "DELETE", msql.Merge: "MERGE"}.get(type(st), "")
+
+
+def _spi_constraint(found: Mapping[str, tuple[Any, ...]]) -> Constraint:
+    """The SQL layer's simple predicates as the SPI's pruning constraint (IS NULL is not expressible)."""
+    equalities = {c: v[1] for c, v in found.items() if v[0] == "values"}
+    ranges = {c: (v[1], v[2]) for c, v in found.items() if v[0] == "range"}
+    return Constraint(equalities=equalities, ranges=ranges)
+
+
+def _target_constraint(st: msql.Statement, plan: MergePlan) -> Constraint | None:
+    """Predicates every changed target row satisfies: UPDATE/DELETE WHERE, or MERGE ON conjuncts on the
+    target (not with WHEN NOT MATCHED BY SOURCE, which changes target rows the ON does not match)."""
+    if isinstance(st, msql.Update | msql.Delete) and st.where is not None:
+        return _spi_constraint(msql.predicate_constraints(st.where, {None, plan.target_alias}))
+    if isinstance(st, msql.Merge) and not any(c.kind is msql.MergeCaseKind.NOT_MATCHED_BY_SOURCE for c in st.cases):
+        return _spi_constraint(msql.predicate_constraints(st.on, {plan.target_alias}))
+    return None
 
 
 def _column_metadata(c: msql.ColumnDefinition) -> ColumnMetadata:
@@ -591,6 +838,21 @@ def _column_metadata(c: msql.ColumnDefinition) -> ColumnMetadata:
 
 def _normalize_arrow(table: pa.Table) -> pa.Table:
     return table
+
+
+@attrs.frozen
+class _Misfits:
+    """On executors: per level, the number of rows whose key (column ``$k<level>``) the bounds do not hold."""
+
+    bounds: tuple[PartitionBounds, ...]
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        counts = [0] * len(self.bounds)
+        for batch in batches:
+            for i, b in enumerate(self.bounds):
+                fits = b.matches(batch.column(i))
+                counts[i] += len(fits) - int(pa.compute.sum(fits.cast(pa.int64())).as_py() or 0)
+        yield pa.record_batch({"level": pa.array(range(len(counts)), pa.int32()), "n": pa.array(counts, pa.int64())})
 
 
 class MergeBuilder:

@@ -86,6 +86,7 @@ class MergeQueryBuilder:
     target_view: str | None
     source_from: str | None = None  # Spark SQL FROM item for the source (no alias)
     source_columns: tuple[str, ...] = ()  # INSERT: names given to source columns by position
+    computed: tuple[tuple[str, str], ...] = ()  # (name, Spark SQL over the new column values): ComputedColumn
 
     # ---- FROM clause -------------------------------------------------------------------------------
 
@@ -212,7 +213,12 @@ class MergeQueryBuilder:
         outer = [f"{q(MR)}.{q(c.name)} AS {q(c.name)}" for c in self.plan.target.columns]
         outer += [f"{q(MR)}.{q(OP)} AS {q(OP)}", f"{q(MR)}.{q(CASE)} AS {q(CASE)}", q(ROW_ID), q(UID), q(SEQ)]
         outer += [q(OLD_PREFIX + c) for c in self.plan.redistribution_columns]
-        return f"SELECT {', '.join(outer)} FROM ({inner}) AS `$rows` WHERE {q(MR)} IS NOT NULL"
+        rows = f"SELECT {', '.join(outer)} FROM ({inner}) AS `$rows` WHERE {q(MR)} IS NOT NULL"
+        if not self.computed:
+            return rows
+        # the insert layout's computed columns, over each merge row's new values (appended to merge pages)
+        extra = ", ".join(f"{sql} AS {q(name)}" for name, sql in self.computed)
+        return f"SELECT *, {extra} FROM ({rows}) AS `$computed`"
 
     def probe_sql(self) -> tuple[str, list[tuple[int, int]]]:
         """A query whose output types are the raw values of every case (and whose analysis checks the ON
@@ -291,7 +297,7 @@ class _Write:
 
         ctx = TaskContext.get()
         sink_id = (ctx.stageId() << 20) + ctx.partitionId() if ctx is not None else 0
-        page_columns = [*self.data_columns, OP, CASE, ROW_ID]
+        page_columns = [*self.data_columns, OP, CASE, ROW_ID, *self.page_schema.names[len(self.data_columns) + 3 :]]
         sink = None
         counts: dict[tuple[int, int], int] = {}
         changed_uids: list[np.ndarray] = []
@@ -405,9 +411,15 @@ def _processed_schema(rows: DataFrame, plan: MergePlan) -> T.StructType:
         T.StructField(INSERT_FROM_UPDATE, T.ByteType(), True),
         T.StructField(MERGE_CASE, T.IntegerType(), True),
     ]
-    out += [f for f in rows.schema.fields if f.name in (UID, SEQ) or f.name.startswith(OLD_PREFIX)]
+    computed = _computed_names(plan)
+    out += [f for f in rows.schema.fields if f.name in (UID, SEQ) or f.name.startswith(OLD_PREFIX) or f.name in computed]
     # the processor nulls some of these (the row id and uid of insert halves), whatever Spark inferred
     return T.StructType([T.StructField(f.name, f.dataType, True) for f in out])
+
+
+def _computed_names(plan: MergePlan) -> tuple[str, ...]:
+    layout = plan.target.insert_layout
+    return tuple(c.name for c in layout.computed_columns) if layout is not None else ()
 
 
 def _route_expr(plan: MergePlan) -> str:
@@ -434,6 +446,9 @@ def run_merge_pipeline(
     page_schema = MERGE_PAGE_LAYOUT.schema(
         pa.schema([pa.field(c.name, c.type) for c in plan.target.columns]), plan.target.row_id.type
     )
+    layout = plan.target.insert_layout
+    for c in layout.computed_columns if layout is not None else ():
+        page_schema = page_schema.append(pa.field(c.name, c.type))  # after $row_id (MergePageLayout)
     writer_schema = "fragments binary, stats binary"
     needs_shuffle = plan.duplicate_check or plan.target.insert_layout is not None or plan.target.update_layout is not None
     if needs_shuffle:

@@ -70,12 +70,19 @@ def scan_table(
     table_handle: ConnectorTableHandle,
     columns: Sequence[ColumnHandle],
     constraint: Constraint | None = None,
+    *,
+    stats: dict[str, object] | None = None,
 ) -> DataFrame:
-    """A DataFrame with exactly ``columns`` (by handle name) of the table."""
+    """A DataFrame with exactly ``columns`` (by handle name) of the table. ``constraint`` goes to the
+    connector's ``get_splits`` for pruning; ``stats``, when given, receives ``splits`` (how many were read,
+    None for a native scan) so callers can show what pruning achieved."""
     metadata = connector.get_metadata()
     schema = pa.schema([pa.field(c.name, c.type) for c in columns])
     native = metadata.get_native_scan(session=session, table_handle=table_handle, columns=columns)
     if native is not None:
+        if stats is not None:
+            stats["splits"] = None
+            stats["files"] = len(native.paths)
         if not native.paths:
             return spark.createDataFrame([], spark_schema(schema))
         reader = spark.read.format(native.format).options(**dict(native.options))
@@ -86,6 +93,8 @@ def scan_table(
     splits = connector.get_split_manager().get_splits(
         session=session, table_handle=table_handle, columns=columns, constraint=constraint or Constraint()
     )
+    if stats is not None:
+        stats["splits"] = len(splits)
     if not splits:
         return spark.createDataFrame([], spark_schema(schema))
     payloads = [(cloudpickle.dumps(s),) for s in splits]

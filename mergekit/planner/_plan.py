@@ -105,7 +105,7 @@ class MergePlan:
         cols: list[str] = []
         for layout in (self.target.insert_layout, self.target.update_layout):
             for c in layout.partition_columns if layout else ():
-                if c not in cols:
+                if c not in cols and self.target.column(c) is not None:  # not a computed column
                     cols.append(c)
         return tuple(cols)
 

@@ -8,6 +8,10 @@ from __future__ import annotations
 from ._connector import Connector, ConnectorFactory
 from ._metadata import (
     ADD_COLUMN_MESSAGE,
+    CHANGE_FEED_MESSAGE,
+    DROP_COLUMN_MESSAGE,
+    MERGE_TABLE_MESSAGE,
+    MULTI_TABLE_COMMIT_MESSAGE,
     CREATE_SCHEMA_MESSAGE,
     CREATE_TABLE_MESSAGE,
     DROP_TABLE_MESSAGE,
@@ -27,6 +31,15 @@ from ._model import (
     RowChangeParadigm,
     SchemaTableName,
     TableVersion,
+)
+from ._partitioning import (
+    ComputedColumn,
+    PartitionBounds,
+    PartitionKind,
+    PartitionMethod,
+    PartitionScheme,
+    RowsCheck,
+    format_partition_value,
 )
 from ._read import (
     ALL,
@@ -57,6 +70,17 @@ from ._types import sql_type_name, parse_sql_type
 __all__ = [
     "ADD_COLUMN_MESSAGE",
     "ALL",
+    "CHANGE_FEED_MESSAGE",
+    "ComputedColumn",
+    "DROP_COLUMN_MESSAGE",
+    "MERGE_TABLE_MESSAGE",
+    "MULTI_TABLE_COMMIT_MESSAGE",
+    "PartitionBounds",
+    "PartitionKind",
+    "PartitionMethod",
+    "PartitionScheme",
+    "RowsCheck",
+    "format_partition_value",
     "CREATE_SCHEMA_MESSAGE",
     "CREATE_TABLE_MESSAGE",
     "ColumnHandle",

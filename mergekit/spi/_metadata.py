@@ -23,6 +23,7 @@ from ._model import (
     SchemaTableName,
     TableVersion,
 )
+from ._partitioning import PartitionBounds, PartitionScheme, RowsCheck
 from ._read import NativeScan
 
 __all__ = [
@@ -34,6 +35,10 @@ __all__ = [
     "TIME_TRAVEL_MESSAGE",
     "TRUNCATE_MESSAGE",
     "ADD_COLUMN_MESSAGE",
+    "CHANGE_FEED_MESSAGE",
+    "MERGE_TABLE_MESSAGE",
+    "DROP_COLUMN_MESSAGE",
+    "MULTI_TABLE_COMMIT_MESSAGE",
 ]
 
 MODIFYING_ROWS_MESSAGE = "This connector does not support modifying table rows"
@@ -43,6 +48,10 @@ CREATE_SCHEMA_MESSAGE = "This connector does not support creating schemas"
 TIME_TRAVEL_MESSAGE = "This connector does not support versioned tables"
 TRUNCATE_MESSAGE = "This connector does not support truncating tables"
 ADD_COLUMN_MESSAGE = "This connector does not support adding columns"
+CHANGE_FEED_MESSAGE = "This connector does not support change feeds"
+MERGE_TABLE_MESSAGE = "This connector does not support merge tables"
+DROP_COLUMN_MESSAGE = "This connector does not support dropping columns"
+MULTI_TABLE_COMMIT_MESSAGE = "This connector does not support committing several tables atomically"
 
 
 def _not_supported(message: str) -> MergekitError:
@@ -104,6 +113,64 @@ class ConnectorMetadata:
     def truncate_table(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle) -> None:
         """Remove every row in one commit. Default: NOT_SUPPORTED, and the engine falls back to DELETE."""
         raise _not_supported(TRUNCATE_MESSAGE)
+
+    def get_changes_handle(
+        self, *, session: ConnectorSession, table: SchemaTableName, from_version: int, to_version: int | None = None
+    ) -> ConnectorTableHandle:
+        """The change feed of commits ``from_version``..``to_version`` (inclusive; None: the latest), for
+        ``SELECT * FROM table_changes('t', from[, to])``. Its table metadata lists the table's columns plus
+        ``_change_type`` ('insert' | 'update' | 'delete'), ``_commit_version`` and ``_commit_timestamp``;
+        it is read like any table handle. Default: NOT_SUPPORTED."""
+        raise _not_supported(CHANGE_FEED_MESSAGE)
+
+    # ---- merge tables (seed 004; value classes in _partitioning.py) --------------------------------------
+
+    def create_merge_table(
+        self,
+        *,
+        session: ConnectorSession,
+        table_metadata: ConnectorTableMetadata,
+        scheme: PartitionScheme | None,
+        ignore_existing: bool,
+    ) -> None:
+        """``CREATE MERGE TABLE``: a table made of child tables, partitioned by ``scheme`` (None: a read-only
+        union of its children). Default: NOT_SUPPORTED."""
+        raise _not_supported(MERGE_TABLE_MESSAGE)
+
+    def get_partition_scheme(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle
+    ) -> PartitionScheme | None:
+        """The scheme of a partitioned merge table; None for any other table (the default)."""
+        return None
+
+    def set_table_partition(
+        self,
+        *,
+        session: ConnectorSession,
+        merge_table: SchemaTableName,
+        child: SchemaTableName,
+        bounds: PartitionBounds | None,
+        bound_values: Sequence[Any] | None,
+        replace: bool,
+        check_rows: RowsCheck,
+    ) -> None:
+        """``ALTER TABLE merge_table {ADD | SET} TABLE child [AS PARTITION ...]`` (``replace`` for SET).
+
+        ``bounds`` holds the evaluated clause (None without AS PARTITION). ``bound_values`` lists the values
+        as evaluated, in order and including NULLs and duplicates, for the connector's own checks. Before
+        recording anything the connector validates membership, schemas, overlaps and then the child's
+        existing rows through ``check_rows`` (which runs a Spark job). Default: NOT_SUPPORTED."""
+        raise _not_supported(MERGE_TABLE_MESSAGE)
+
+    def drop_table_partition(
+        self, *, session: ConnectorSession, merge_table: SchemaTableName, child: SchemaTableName
+    ) -> None:
+        """``ALTER TABLE merge_table DROP TABLE child``: detach; the child becomes an ordinary table again."""
+        raise _not_supported(MERGE_TABLE_MESSAGE)
+
+    def drop_column(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, column: str) -> None:
+        """``ALTER TABLE ... DROP COLUMN``. Default: NOT_SUPPORTED."""
+        raise _not_supported(DROP_COLUMN_MESSAGE)
 
     # ---- reads ------------------------------------------------------------------------------------------
 
@@ -171,6 +238,18 @@ class ConnectorMetadata:
         ``TRANSACTION_CONFLICT``) and leave the table as it was. Calling it without ``begin_merge`` is an
         internal error."""
         raise MergekitError(ErrorCode.GENERIC_INTERNAL_ERROR, "finish_merge called without begin_merge")
+
+    def finish_merges(
+        self,
+        *,
+        session: ConnectorSession,
+        merges: Sequence[tuple[ConnectorMergeTableHandle, Sequence[Any]]],
+    ) -> None:
+        """Commit several merges (of different tables of this catalog, each begun with ``begin_merge``) in
+        one atomic commit: all become visible or none does. For connectors that wrap this one, e.g. the
+        children of a merge table. Default: NOT_SUPPORTED (the caller must not fall back to separate
+        ``finish_merge`` calls if it promises atomicity)."""
+        raise _not_supported(MULTI_TABLE_COMMIT_MESSAGE)
 
     def abort_merge(self, *, session: ConnectorSession, merge_handle: ConnectorMergeTableHandle) -> None:
         """Called on the driver when the statement fails after ``begin_merge``: discard what was staged.

@@ -124,6 +124,10 @@ class ConnectorTableLayout:
     """
 
     partition_columns: tuple[str, ...] = attrs.field(converter=tuple)
+    computed_columns: tuple[Any, ...] = attrs.field(default=(), converter=tuple)
+    """:class:`~mergekit.spi.ComputedColumn` values the engine evaluates per merge row (SQL text over the
+    new column values, e.g. a ``USING`` partition expression) and appends to every merge page after
+    ``$row_id``, in this order. ``partition_columns`` may name them."""
 
 
 @attrs.frozen(kw_only=True)

@@ -79,6 +79,10 @@ class MergePageLayout:
     * ``$row_id``: the value of the column returned by ``get_merge_row_id_column_handle`` for the target
       row, of that handle's type; null for INSERT and UPDATE_INSERT rows.
 
+    When the connector's insert layout declares computed columns (``ConnectorTableLayout.computed_columns``,
+    e.g. a partition expression), the engine appends one channel per computed column after ``$row_id``, in
+    declaration order, holding its value over the row's new values; otherwise pages have exactly n + 3.
+
     DELETE and UPDATE_DELETE rows carry nulls in data columns, except the columns of the insert layout,
     which carry the *old* row's values (so a partitioned sink knows where the deleted row lives).
     Rows arrive in no particular order.

@@ -3,8 +3,15 @@ DDL and STREAM) into an immutable statement model, and renders expressions as Sp
 
 from __future__ import annotations
 
+from ._mergetable import cast_query, predicate_constraints, scan_constraints
 from ._model import (
     AlterTableAddColumn,
+    AlterTableDropColumn,
+    AlterTableDropPartition,
+    AlterTableSetPartition,
+    CreateMergeTable,
+    PartitionBy,
+    PartitionClause,
     Call,
     ColumnDefinition,
     CreateSchema,
@@ -34,6 +41,15 @@ from ._render import spark_type_sql
 
 __all__ = [
     "AlterTableAddColumn",
+    "AlterTableDropColumn",
+    "AlterTableDropPartition",
+    "AlterTableSetPartition",
+    "CreateMergeTable",
+    "PartitionBy",
+    "PartitionClause",
+    "cast_query",
+    "predicate_constraints",
+    "scan_constraints",
     "Call",
     "ColumnDefinition",
     "CreateSchema",

@@ -42,6 +42,12 @@ __all__ = [
     "Explain",
     "AlterTableAddColumn",
     "Call",
+    "PartitionBy",
+    "CreateMergeTable",
+    "PartitionClause",
+    "AlterTableSetPartition",
+    "AlterTableDropPartition",
+    "AlterTableDropColumn",
 ]
 
 
@@ -66,6 +72,12 @@ class TableRef:
     name: QualifiedName
     version: int | None = None
     timestamp: str | None = None
+    changes_from: int | None = None  # table_changes('t', from[, to]): the change feed of commits from..to
+    changes_to: int | None = None
+
+    @property
+    def is_change_feed(self) -> bool:
+        return self.changes_from is not None
 
 
 class _Tree:
@@ -268,3 +280,67 @@ class Call(Statement):
     name: QualifiedName
     arguments: tuple[Any, ...] = ()
     named_arguments: Mapping[str, Any] = attrs.field(factory=dict, eq=False)
+
+
+# ---- MonetDB merge-table DDL (seed 004); parsed by _mergetable.py -------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class PartitionBy:
+    """``PARTITION BY {RANGE | VALUES} {ON (column) | USING (expression)}``: exactly one of column/expression."""
+
+    method: str  # "RANGE" | "VALUES"
+    column: str | None = None
+    expression: Expression | None = None
+
+
+@attrs.frozen(kw_only=True)
+class CreateMergeTable(Statement):
+    """``CREATE MERGE TABLE [IF NOT EXISTS] t (...) [PARTITION BY ...]``; without PARTITION BY the merge
+    table is a read-only union of its children (as in MonetDB)."""
+
+    name: QualifiedName
+    columns: tuple[ColumnDefinition, ...]
+    primary_key: tuple[str, ...] = ()
+    if_not_exists: bool = False
+    partition_by: PartitionBy | None = None
+
+
+@attrs.frozen(kw_only=True)
+class PartitionClause:
+    """``AS PARTITION ...``. ``kind``: ``range`` (``minimum``/``maximum``, None for RANGE MINVALUE/MAXVALUE),
+    ``values`` (``IN (...)``) or ``null`` (``FOR NULL VALUES``). Bounds and values are constant expressions,
+    not yet evaluated."""
+
+    kind: str
+    minimum: Expression | None = None
+    maximum: Expression | None = None
+    values: tuple[Expression, ...] = ()
+    with_nulls: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class AlterTableSetPartition(Statement):
+    """``ALTER TABLE [IF EXISTS] m {ADD | SET} TABLE c [AS PARTITION ...]``; ``replace`` is True for SET."""
+
+    name: QualifiedName
+    child: QualifiedName
+    replace: bool = False
+    partition: PartitionClause | None = None
+    if_exists: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class AlterTableDropPartition(Statement):
+    """``ALTER TABLE [IF EXISTS] m DROP TABLE c [RESTRICT | CASCADE]``: detach a child."""
+
+    name: QualifiedName
+    child: QualifiedName
+    if_exists: bool = False
+    cascade: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class AlterTableDropColumn(Statement):
+    name: QualifiedName
+    column: str

@@ -119,6 +119,11 @@ def parse_statement(text: str) -> Statement:
     m = re.match(r"(?is)^call\s+([\w.\"]+)\s*\((.*)\)$", stripped)
     if m:
         return _call(m.group(1), m.group(2))
+    from ._mergetable import parse_merge_table_statement
+
+    merge_table = parse_merge_table_statement(stripped)
+    if merge_table is not None:
+        return merge_table
     tree = _parse_one(stripped)
     return _convert(tree, stripped)
 

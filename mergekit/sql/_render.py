@@ -22,7 +22,46 @@ def identifier_name(ident: exp.Expression | str | None) -> str:
     return str(ident.name).lower()
 
 
+CHANGE_FEED_FUNCTION = "table_changes"
+
+
+def _change_feed_call(table: exp.Table) -> exp.Anonymous | None:
+    """``table_changes('t', 1)`` or ``TABLE(table_changes('t', 1))`` in a FROM clause."""
+    node = table.this
+    if isinstance(node, exp.Anonymous) and str(node.this).upper() == "TABLE" and node.expressions:
+        node = node.expressions[0]
+    if isinstance(node, exp.Anonymous) and str(node.this).lower() == CHANGE_FEED_FUNCTION:
+        return node
+    return None
+
+
+def _change_feed_ref(call: exp.Anonymous) -> TableRef:
+    args = call.expressions
+    if not 2 <= len(args) <= 3 or not (isinstance(args[0], exp.Literal) and args[0].is_string):
+        from mergekit.errors import ErrorCode, MergekitError
+
+        raise MergekitError(
+            ErrorCode.INVALID_FUNCTION_ARGUMENT,
+            "table_changes takes a table name and a first version, and optionally a last version: "
+            "table_changes('t', 1[, 5])",
+        )
+    numbers = []
+    for a in args[1:]:
+        if not (isinstance(a, exp.Literal) and not a.is_string):
+            from mergekit.errors import ErrorCode, MergekitError
+
+            raise MergekitError(ErrorCode.INVALID_FUNCTION_ARGUMENT, f"table_changes: version must be an integer literal, got {a.sql()}")
+        numbers.append(int(a.this))
+    parts = tuple(p.strip('"').lower() for p in str(args[0].this).split("."))
+    return TableRef(
+        name=QualifiedName(parts), changes_from=numbers[0], changes_to=numbers[1] if len(numbers) > 1 else None
+    )
+
+
 def table_ref_of(table: exp.Table) -> TableRef:
+    call = _change_feed_call(table)
+    if call is not None:
+        return _change_feed_ref(call)
     parts = tuple(identifier_name(p) for p in table.parts)
     version = table.args.get("version")
     ref_version: int | None = None
@@ -47,9 +86,9 @@ def _real_tables(node: exp.Expression) -> list[exp.Table]:
     ctes = _cte_names(node)
     out = []
     for table in node.find_all(exp.Table):
-        if not table.name:
-            continue  # e.g. a table function
-        if len(table.parts) == 1 and identifier_name(table.this) in ctes:
+        if not table.name and _change_feed_call(table) is None:
+            continue  # another table function (UNNEST, ...)
+        if table.name and len(table.parts) == 1 and identifier_name(table.this) in ctes:
             continue
         out.append(table)
     return out

@@ -6,12 +6,7 @@ one of them runs against ``catalog_uri=postgresql://...`` (a fresh database per 
 
 from __future__ import annotations
 
-import glob
 import os
-import shutil
-import socket
-import subprocess
-import tempfile
 import uuid
 from typing import Any
 
@@ -27,6 +22,7 @@ from tests.journal.test_history import (  # noqa: F401 - collected here against 
     test_writers_on_disjoint_keys_both_commit,
 )
 from tests.journal.test_seed_examples import test_seed_examples_on_hr_depts  # noqa: F401
+from tests.pg_server import pg_server  # noqa: F401 - the module's throwaway PostgreSQL server (fixture)
 from tests.journal.test_writes import (  # noqa: F401
     items,
     test_composite_key,
@@ -34,60 +30,6 @@ from tests.journal.test_writes import (  # noqa: F401
     test_key_move_onto_live_key_is_rejected_but_swap_is_allowed,
     test_table_without_key_gets_hidden_row_ids,
 )
-
-
-def _pg_bin() -> str:
-    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), reverse=True)
-    found = shutil.which("initdb")
-    if found:
-        candidates.append(found)
-    if not candidates:
-        pytest.fail("PostgreSQL server binaries (initdb, pg_ctl) are not installed")
-    return os.path.dirname(candidates[0])
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def pg_server():
-    bindir = _pg_bin()
-    root = tempfile.mkdtemp(prefix="mk-journal-pg-")
-    data = os.path.join(root, "data")
-    as_user: list[str] = []
-    if os.geteuid() == 0:  # initdb refuses to run as root
-        import pwd
-
-        user = "postgres" if _has_user("postgres") else "nobody"
-        pw = pwd.getpwnam(user)
-        os.chown(root, pw.pw_uid, pw.pw_gid)
-        as_user = ["runuser", "-u", user, "--"]
-    port = _free_port()
-    subprocess.run([*as_user, f"{bindir}/initdb", "-D", data, "-A", "trust", "-U", "postgres", "--no-sync"],
-                   check=True, capture_output=True)
-    subprocess.run(
-        [*as_user, f"{bindir}/pg_ctl", "-D", data, "-l", os.path.join(root, "log"), "-w", "-o",
-         f"-p {port} -c listen_addresses=127.0.0.1 -k {root} -c fsync=off", "start"],
-        check=True, capture_output=True,
-    )
-    try:
-        yield f"postgresql://postgres@127.0.0.1:{port}"
-    finally:
-        subprocess.run([*as_user, f"{bindir}/pg_ctl", "-D", data, "-m", "immediate", "stop"], capture_output=True)
-        shutil.rmtree(root, ignore_errors=True)
-
-
-def _has_user(name: str) -> bool:
-    import pwd
-
-    try:
-        pwd.getpwnam(name)
-        return True
-    except KeyError:
-        return False
 
 
 @pytest.fixture

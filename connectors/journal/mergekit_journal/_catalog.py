@@ -114,6 +114,10 @@ class Catalog:
         raise NotImplementedError
         yield  # pragma: no cover
 
+    def lock_tables(self, cur: Cursor, table_ids: Sequence[int]) -> None:
+        """Inside ``write()``: lock several tables' rows for a multi-table commit (ids in ascending order).
+        SQLite needs nothing: ``BEGIN IMMEDIATE`` already holds the database's write lock."""
+
     def close(self) -> None:
         pass
 
@@ -227,6 +231,10 @@ class PostgresCatalog(Catalog):
             if lock_table_id is not None:
                 cur.execute("SELECT table_id FROM mk_tables WHERE table_id = ? FOR UPDATE", (lock_table_id,))
             yield cur
+
+    def lock_tables(self, cur: Cursor, table_ids: Sequence[int]) -> None:
+        for table_id in sorted(table_ids):
+            cur.execute("SELECT table_id FROM mk_tables WHERE table_id = ? FOR UPDATE", (table_id,))
 
     def close(self) -> None:
         with self._lock:

@@ -723,6 +723,56 @@ class JournalMetadata(ConnectorMetadata):
             self._delete_merge_dir(h, merge_handle.merge_id)
             raise
 
+    def finish_merges(
+        self,
+        *,
+        session: ConnectorSession,
+        merges: Sequence[tuple[ConnectorMergeTableHandle, Sequence[Any]]],
+    ) -> None:
+        """Several tables' merges in one catalog transaction (used by the partitioned connector for the
+        children of a merge table): every check of every table runs first, then one commit records them all."""
+        prepared: list[tuple[JournalMergeHandle, list[JournalFragment], pa.Table | None]] = []
+        handles = []
+        for merge_handle, _ in merges:
+            if not isinstance(merge_handle, JournalMergeHandle):
+                raise MergekitError(ErrorCode.GENERIC_INTERNAL_ERROR, "finish_merges called without begin_merge")
+            handles.append(merge_handle)
+        if len({mh.table_handle.table_id for mh in handles}) != len(handles):  # type: ignore[attr-defined]
+            raise MergekitError(ErrorCode.GENERIC_INTERNAL_ERROR, "finish_merges got two merges of one table")
+        try:
+            for merge_handle, fragments in merges:
+                assert isinstance(merge_handle, JournalMergeHandle)
+                h = merge_handle.table_handle
+                assert isinstance(h, JournalTableHandle)
+                frags = _flatten(fragments)
+                if not frags:
+                    continue
+                if not merge_handle.raw_journal and h.spec.version_type != self.config.version_type:
+                    if any(f.updates or f.deletes for f in frags):
+                        raise MergekitError(
+                            ErrorCode.TYPE_MISMATCH,
+                            f"Incorrect journalVersionType! Column '{h.spec.version_field}' is of type: "
+                            f"{_seed_type(h.spec.version_type)} but the journalVersionType is "
+                            f"{_seed_type(self.config.version_type)}",
+                        )
+                touched = None
+                if not merge_handle.raw_journal and not (
+                    h.spec.hidden_key and all(f.updates == f.deletes == 0 for f in frags)
+                ):
+                    touched = self._read_keys(h, frags)
+                    self._check_primary_key(h, frags, touched)
+                prepared.append((merge_handle, frags, touched))
+            if prepared:
+                self._commit_many(prepared)
+        except BaseException:
+            for mh in handles:
+                self._delete_merge_dir(mh.table_handle, mh.merge_id)  # type: ignore[arg-type]
+            raise
+        committed = {id(mh) for mh, _, _ in prepared}
+        for mh in handles:
+            if id(mh) not in committed:
+                self._delete_merge_dir(mh.table_handle, mh.merge_id)  # type: ignore[arg-type]
+
     def abort_merge(self, *, session: ConnectorSession, merge_handle: ConnectorMergeTableHandle) -> None:
         if not isinstance(merge_handle, JournalMergeHandle):
             return
@@ -844,9 +894,59 @@ class JournalMetadata(ConnectorMetadata):
     # -- commit -----------------------------------------------------------------------------------------
 
     def _commit(self, mh: JournalMergeHandle, frags: Sequence[JournalFragment], touched: pa.Table | None) -> int:
+        return self._commit_many([(mh, frags, touched)])[0]
+
+    def _commit_many(
+        self, items: Sequence[tuple[JournalMergeHandle, Sequence[JournalFragment], pa.Table | None]]
+    ) -> list[int]:
+        """Commit every item (one table each) in ONE catalog transaction: all become visible or none.
+
+        Conflict checks run outside the lock for each table; then the write transaction locks every table
+        (in table id order, so two multi-table writers cannot deadlock), re-verifies that no commit slipped
+        in, and records each table's next version. Returns the new versions, in item order."""
+        checked = {}
+        for mh, _, _ in items:
+            h = mh.table_handle
+            assert isinstance(h, JournalTableHandle)
+            checked[h.table_id] = h.snapshot_seq
+        while True:
+            for mh, _, touched in items:
+                h = mh.table_handle
+                assert isinstance(h, JournalTableHandle)
+                with self.catalog.read() as cur:
+                    rows = cur.execute("SELECT current_seq FROM mk_tables WHERE table_id = ?", (h.table_id,))
+                if not rows:
+                    raise MergekitError(ErrorCode.TRANSACTION_CONFLICT, f"Table {h.logical} was dropped concurrently")
+                current = rows[0][0]
+                if current > checked[h.table_id]:
+                    if not mh.raw_journal:
+                        self._check_conflicts(h, touched, checked[h.table_id], current)
+                    checked[h.table_id] = current
+            ids = sorted(checked)
+            with self.catalog.write(lock_table_id=ids[0] if len(ids) == 1 else None) as cur:
+                if len(ids) > 1:
+                    self.catalog.lock_tables(cur, ids)
+                stale = False
+                state = {}
+                for table_id in ids:
+                    rows = cur.execute(
+                        "SELECT current_seq, last_row_version, last_committed_at FROM mk_tables WHERE table_id = ?",
+                        (table_id,),
+                    )
+                    if not rows:
+                        raise MergekitError(ErrorCode.TRANSACTION_CONFLICT, "A table was dropped concurrently")
+                    state[table_id] = rows[0]
+                    if rows[0][0] != checked[table_id]:
+                        stale = True
+                if stale:
+                    continue  # a commit slipped in between the check and the lock: check it too
+                return [self._record_commit(cur, mh, frags, state[mh.table_handle.table_id]) for mh, frags, _ in items]  # type: ignore[attr-defined]
+
+    def _record_commit(
+        self, cur: Cursor, mh: JournalMergeHandle, frags: Sequence[JournalFragment], state: tuple[Any, ...]
+    ) -> int:
         h = mh.table_handle
         assert isinstance(h, JournalTableHandle)
-        checked = h.snapshot_seq
         raw = mh.raw_journal
         max_explicit = max((f.max_explicit_version for f in frags if f.max_explicit_version is not None), default=None)
         summary = json.dumps(
@@ -859,66 +959,47 @@ class JournalMetadata(ConnectorMetadata):
                 "rows": sum(f.row_count for f in frags),
             }
         )
-        while True:
-            with self.catalog.read() as cur:
-                rows = cur.execute("SELECT current_seq FROM mk_tables WHERE table_id = ?", (h.table_id,))
-            if not rows:
-                raise MergekitError(ErrorCode.TRANSACTION_CONFLICT, f"Table {h.logical} was dropped concurrently")
-            current = rows[0][0]
-            if current > checked:
-                if not raw:
-                    self._check_conflicts(h, touched, checked, current)
-                checked = current
-            with self.catalog.write(lock_table_id=h.table_id) as cur:
-                rows = cur.execute(
-                    "SELECT current_seq, last_row_version, last_committed_at FROM mk_tables WHERE table_id = ?",
-                    (h.table_id,),
-                )
-                if not rows:
-                    raise MergekitError(ErrorCode.TRANSACTION_CONFLICT, f"Table {h.logical} was dropped concurrently")
-                current, last_rv, last_at = rows[0]
-                if current != checked:
-                    continue  # a commit slipped in between the check and the lock: check it too
-                seq = current + 1
-                committed_at = max(_now_us(), last_at + 1)
-                if h.spec.version_type == BIGINT:
-                    row_version = max(last_rv + 1, (max_explicit or 0))
-                else:
-                    row_version = max(committed_at, last_rv + 1, (max_explicit or 0) + 1)
-                    committed_at = row_version
-                cur.execute(
-                    "INSERT INTO mk_commits (table_id, seq, row_version, committed_at, operation, merge_id, "
-                    "files_added, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (h.table_id, seq, row_version, committed_at, "raw" if raw else "write", mh.merge_id, len(frags), summary),
-                )
-                for f in frags:
-                    min_v = row_version
-                    if f.explicit_versions and f.min_explicit_version is not None:
-                        min_v = min(min_v, f.min_explicit_version)
-                    cur.execute(
-                        "INSERT INTO mk_files (table_id, path, added_seq, removed_seq, row_count, size_bytes, "
-                        "key_min, key_max, min_version, max_version, explicit_versions, supersedes, vacuumed) "
-                        "VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
-                        (
-                            h.table_id,
-                            f.path,
-                            seq,
-                            f.row_count,
-                            f.size_bytes,
-                            encode_value(f.key_min),
-                            encode_value(f.key_max),
-                            min_v,
-                            row_version,
-                            int(f.explicit_versions),
-                            int(raw or f.sup_min is not None or f.updates + f.deletes + f.moves > 0),
-                        ),
-                    )
-                cur.execute(
-                    "UPDATE mk_tables SET current_seq = ?, last_row_version = ?, last_committed_at = ? "
-                    "WHERE table_id = ?",
-                    (seq, row_version, committed_at, h.table_id),
-                )
-                return seq
+        current, last_rv, last_at = state
+        seq = current + 1
+        committed_at = max(_now_us(), last_at + 1)
+        if h.spec.version_type == BIGINT:
+            row_version = max(last_rv + 1, (max_explicit or 0))
+        else:
+            row_version = max(committed_at, last_rv + 1, (max_explicit or 0) + 1)
+            committed_at = row_version
+        cur.execute(
+            "INSERT INTO mk_commits (table_id, seq, row_version, committed_at, operation, merge_id, "
+            "files_added, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (h.table_id, seq, row_version, committed_at, "raw" if raw else "write", mh.merge_id, len(frags), summary),
+        )
+        for f in frags:
+            min_v = row_version
+            if f.explicit_versions and f.min_explicit_version is not None:
+                min_v = min(min_v, f.min_explicit_version)
+            cur.execute(
+                "INSERT INTO mk_files (table_id, path, added_seq, removed_seq, row_count, size_bytes, "
+                "key_min, key_max, min_version, max_version, explicit_versions, supersedes, vacuumed) "
+                "VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
+                (
+                    h.table_id,
+                    f.path,
+                    seq,
+                    f.row_count,
+                    f.size_bytes,
+                    encode_value(f.key_min),
+                    encode_value(f.key_max),
+                    min_v,
+                    row_version,
+                    int(f.explicit_versions),
+                    int(raw or f.sup_min is not None or f.updates + f.deletes + f.moves > 0),
+                ),
+            )
+        cur.execute(
+            "UPDATE mk_tables SET current_seq = ?, last_row_version = ?, last_committed_at = ? "
+            "WHERE table_id = ?",
+            (seq, row_version, committed_at, h.table_id),
+        )
+        return seq
 
 
 def _seed_type(version_type: str) -> str:

@@ -162,11 +162,15 @@ class MemoryMetadata(ConnectorMetadata):
     def get_row_change_paradigm(
         self, *, session: ConnectorSession, table_handle: ConnectorTableHandle
     ) -> RowChangeParadigm:
+        if not self._c.modifications:
+            return super().get_row_change_paradigm(session=session, table_handle=table_handle)
         return self._c.paradigm
 
     def get_merge_row_id_column_handle(
         self, *, session: ConnectorSession, table_handle: ConnectorTableHandle
     ) -> ColumnHandle:
+        if not self._c.modifications:
+            return super().get_merge_row_id_column_handle(session=session, table_handle=table_handle)
         return ColumnHandle(name=ROW_ID, type=ROW_ID_TYPE)
 
     def get_insert_layout(
@@ -331,8 +335,11 @@ class MemoryPageSinkProvider(ConnectorPageSinkProvider):
 
 
 class MemoryConnector(Connector):
-    def __init__(self, *, paradigm: RowChangeParadigm, fail_sink_on: str | None = None) -> None:
+    def __init__(
+        self, *, paradigm: RowChangeParadigm, fail_sink_on: str | None = None, modifications: bool = True
+    ) -> None:
         self.paradigm = paradigm
+        self.modifications = modifications
         self.fail_sink_on = fail_sink_on
         self.lock = threading.RLock()
         self.schemas: set[str] = {"default"}
@@ -374,4 +381,5 @@ class MemoryConnectorFactory(ConnectorFactory):
                 f"Catalog '{catalog_name}': paradigm must be one of "
                 f"{', '.join(p.name for p in RowChangeParadigm)}, got {raw!r}",
             ) from None
-        return MemoryConnector(paradigm=paradigm, fail_sink_on=config.get("fail_sink_on"))
+        modifications = str(config.get("modifications", "true")).lower() not in ("false", "0", "no")
+        return MemoryConnector(paradigm=paradigm, fail_sink_on=config.get("fail_sink_on"), modifications=modifications)

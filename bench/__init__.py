@@ -1,0 +1,1 @@
+"""mergekit benchmarks (not tests): see bench/README.md."""

@@ -1,0 +1,100 @@
+"""``PartitionedConnector``: merge tables (seed 004) layered over a base connector (the journal by default).
+
+Configuration (catalog options): ``base`` names the base connector (an installed ``mergekit.connectors``
+entry point, default ``journal``) or is a ``Connector`` instance; ``partition_catalog`` is the SQLite file of
+the partition registry (default ``<warehouse>/_partitions.sqlite``). Every other option goes to the base.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from importlib.metadata import entry_points
+from typing import Any, ClassVar
+
+from mergekit.errors import ErrorCode, MergekitError
+from mergekit.spi import (
+    Connector,
+    ConnectorFactory,
+    ConnectorMetadata,
+    ConnectorPageSinkProvider,
+    ConnectorPageSourceProvider,
+    ConnectorSplitManager,
+)
+
+from ._io import PartitionedPageSinkProvider, PartitionedPageSourceProvider
+from ._metadata import PartitionedMetadata, PartitionedSplitManager
+from ._registry import Registry
+
+__all__ = ["PartitionedConnector", "PartitionedConnectorFactory"]
+
+
+def _base_connector(catalog_name: str, base: Any, config: Mapping[str, Any]) -> Connector:
+    if isinstance(base, Connector):
+        return base
+    name = str(base)
+    if name == "partitioned":
+        raise MergekitError(ErrorCode.INVALID_ARGUMENTS, "The partitioned connector cannot be its own base")
+    found = [ep for ep in entry_points(group="mergekit.connectors") if ep.name == name]
+    if not found:
+        raise MergekitError(ErrorCode.CONNECTOR_NOT_FOUND, f"Base connector '{name}' is not installed")
+    try:
+        factory = found[0].load()()
+    except Exception as exc:
+        raise MergekitError(ErrorCode.PLUGIN_LOAD_ERROR, f"Cannot load base connector '{name}': {exc}") from exc
+    return factory.create(catalog_name=catalog_name, config=config)
+
+
+class PartitionedConnector(Connector):
+    def __init__(self, *, catalog_name: str, config: Mapping[str, Any]) -> None:
+        options = dict(config)
+        base = options.pop("base", "journal")
+        registry_path = options.pop("partition_catalog", None)
+        warehouse = str(options.get("warehouse") or "./warehouse")
+        if registry_path is None:
+            if "://" in warehouse and not warehouse.startswith("file://"):
+                raise MergekitError(
+                    ErrorCode.INVALID_ARGUMENTS,
+                    "partition_catalog: a remote warehouse needs an explicit local path for the partition registry",
+                )
+            registry_path = os.path.join(warehouse.removeprefix("file://"), "_partitions.sqlite")
+        self.base = _base_connector(catalog_name, base, options)
+        self.registry = Registry(str(registry_path))
+        self._metadata = PartitionedMetadata(catalog_name=catalog_name, base=self.base, registry=self.registry)
+        self._splits = PartitionedSplitManager(self._metadata)
+        self._sources = PartitionedPageSourceProvider(self.base.get_page_source_provider())
+        try:
+            base_sinks: ConnectorPageSinkProvider | None = self.base.get_page_sink_provider()
+        except MergekitError:
+            base_sinks = None
+        self._sinks = PartitionedPageSinkProvider(base_sinks) if base_sinks is not None else None
+
+    def get_metadata(self) -> ConnectorMetadata:
+        return self._metadata
+
+    def get_split_manager(self) -> ConnectorSplitManager:
+        return self._splits
+
+    def get_page_source_provider(self) -> ConnectorPageSourceProvider:
+        return self._sources
+
+    def get_page_sink_provider(self) -> ConnectorPageSinkProvider:
+        if self._sinks is None:
+            return self.base.get_page_sink_provider()
+        return self._sinks
+
+    def get_procedures(self) -> Mapping[str, Any]:
+        return self.base.get_procedures()
+
+    def shutdown(self) -> None:
+        self.registry.close()
+        self.base.shutdown()
+
+
+class PartitionedConnectorFactory(ConnectorFactory):
+    """Entry point ``partitioned`` of the ``mergekit.connectors`` group."""
+
+    name: ClassVar[str] = "partitioned"
+
+    def create(self, *, catalog_name: str, config: Mapping[str, Any]) -> Connector:
+        return PartitionedConnector(catalog_name=catalog_name, config=config)

@@ -1,0 +1,258 @@
+"""``mergekit shell``: statements end with ``;`` and may span lines; backslash commands on a line of their own.
+
+On a terminal it prompts, keeps a readline history in ``~/.mergekit_history`` (``MERGEKIT_HISTORY``
+overrides the path) and Ctrl-C clears the statement being typed (or cancels the running one). Reading a
+pipe it prompts nothing and exits 1 if any statement failed, so ``mergekit shell < script.sql`` is scriptable.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+from mergekit.errors import ErrorCode, MergekitError
+
+__all__ = ["Shell", "statement_complete"]
+
+PROMPT = "mergekit> "
+CONTINUATION = "      -> "
+
+HELP = """\
+Statements end with ';' and may span several lines.
+  \\d            list the tables of every catalog and schema
+  \\d NAME       describe a table (columns, types)
+  \\dn           list schemas
+  \\timing       toggle the elapsed time shown with results
+  \\e            print the statement typed so far;  \\r clears it
+  \\? or help    this help
+  \\q, quit, exit or Ctrl-D   leave the shell"""
+
+
+def statement_complete(text: str) -> bool:
+    """True when ``text`` ends with a ``;`` outside string literals, quoted names and comments."""
+    state = None  # None, "'", '"', "--", "/*"
+    last_code = ""
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        nxt = text[i + 1] if i + 1 < len(text) else ""
+        if state is None:
+            if ch in "'\"":
+                state = ch
+            elif ch == "-" and nxt == "-":
+                state = "--"
+                i += 1
+            elif ch == "/" and nxt == "*":
+                state = "/*"
+                i += 1
+            elif not ch.isspace():
+                last_code = ch
+                i += 1
+                continue
+        elif state in ("'", '"'):
+            if ch == state:
+                if nxt == state:  # doubled quote
+                    i += 1
+                else:
+                    state = None
+                    last_code = ch
+        elif state == "--":
+            if ch == "\n":
+                state = None
+        elif state == "/*" and ch == "*" and nxt == "/":
+            state = None
+            i += 1
+        i += 1
+    return state in (None, "--") and last_code == ";"
+
+
+class Shell:
+    def __init__(self, runner: Any, *, stdin: Any = None) -> None:
+        self.runner = runner
+        self.output = runner.output
+        self.stdin = stdin or sys.stdin
+        self.interactive = _isatty(self.stdin) and _isatty(sys.stdout)
+        self.timing = True
+        self.failures = 0
+
+    # ---- input -------------------------------------------------------------------------------------
+
+    def _lines(self) -> Iterator[tuple[str, bool]]:
+        """``(line, buffer_was_empty)``; on a terminal through ``input()`` (readline), else from the pipe."""
+        if not self.interactive:
+            for line in self.stdin:
+                yield line.rstrip("\n"), True
+            return
+        history = _setup_readline()
+        try:
+            while True:
+                try:
+                    line = input(CONTINUATION if self._buffer else PROMPT)
+                except EOFError:
+                    self.output.out.print()
+                    return
+                except KeyboardInterrupt:
+                    self.output.out.print("^C")
+                    self._buffer = []
+                    continue
+                yield line, True
+        finally:
+            _save_history(history)
+
+    # ---- the loop ----------------------------------------------------------------------------------
+
+    _buffer: list[str]
+
+    def run(self) -> int:
+        self._buffer = []
+        if self.interactive:
+            from mergekit import __version__
+
+            self.output.out.print(
+                f"mergekit {__version__} shell. Statements end with ';'. \\d lists tables, \\? help, \\q quits."
+            )
+            self.runner.engine  # start Spark now, not on the first statement  # noqa: B018
+        for line, _ in self._lines():
+            stripped = line.strip()
+            if not self._buffer:
+                if not stripped:
+                    continue
+                if stripped.startswith("\\") or stripped.lower().rstrip(";") in ("quit", "exit", "help"):
+                    if self._command(stripped) is False:
+                        break
+                    continue
+            elif stripped in ("\\r", "\\e", "\\q"):
+                if stripped == "\\q":
+                    break
+                if stripped == "\\e":
+                    self.output.out.print("\n".join(self._buffer))
+                else:
+                    self._buffer = []
+                continue
+            self._buffer.append(line)
+            text = "\n".join(self._buffer)
+            if statement_complete(text):
+                self._buffer = []
+                self._execute(text)
+        if self._buffer and "\n".join(self._buffer).strip():
+            # A last statement without ';' at end of input runs too (as psql -f would not; friendlier for pipes).
+            self._execute("\n".join(self._buffer))
+        if self.interactive:
+            return 0
+        return 1 if self.failures else 0
+
+    def _execute(self, text: str) -> None:
+        from mergekit import sql as msql
+
+        try:
+            pieces = msql.split_statements(text)
+            for piece in pieces:
+                msql.parse_statement(piece)
+        except Exception as exc:  # noqa: BLE001 - syntax errors, shown before anything runs
+            self.failures += 1
+            self.output.error(exc)
+            return
+        for piece in pieces:
+            try:
+                self._show(piece)
+            except KeyboardInterrupt:
+                self.failures += 1
+                self.output.error(MergekitError(ErrorCode.GENERIC_USER_ERROR, "Statement cancelled"))
+                return
+            except Exception as exc:  # noqa: BLE001 - [CODE] message, then the next statement
+                self.failures += 1
+                self.output.error(exc)
+                return
+
+    def _show(self, sql: str) -> None:
+        import time
+
+        started = time.perf_counter()
+        result = self.runner.execute(sql)
+        self.output.result(result, elapsed=time.perf_counter() - started if self.timing else None)
+
+    # ---- backslash commands ------------------------------------------------------------------------
+
+    def _command(self, text: str) -> bool | None:
+        word, _, arg = text.rstrip(";").strip().partition(" ")
+        arg = arg.strip().rstrip(";").strip()
+        word = word.lower()
+        try:
+            if word in ("\\q", "quit", "exit"):
+                return False
+            if word in ("\\?", "\\h", "help"):
+                self.output.out.print(HELP, markup=False, highlight=False)
+            elif word == "\\d" and not arg:
+                self.output.table(["Catalog", "Schema", "Table"], self.tables())
+            elif word == "\\d":
+                self._show(f"DESCRIBE {arg}")
+            elif word == "\\dn":
+                self.output.table(["Catalog", "Schema"], self.schemas())
+            elif word == "\\timing":
+                self.timing = not self.timing
+                self.output.out.print(f"Timing is {'on' if self.timing else 'off'}.")
+            elif word in ("\\e", "\\r"):
+                pass  # nothing typed yet
+            else:
+                raise MergekitError(ErrorCode.SYNTAX_ERROR, f"Unknown command {word}; \\? lists the commands")
+        except Exception as exc:  # noqa: BLE001
+            self.failures += 1
+            self.output.error(exc)
+        return None
+
+    def schemas(self) -> list[tuple[str, str]]:
+        from mergekit.spi import ConnectorSession
+
+        out = []
+        for catalog, connector in sorted(self.runner.engine.catalogs.items()):
+            md = connector.get_metadata()
+            for schema in sorted(md.list_schemas(session=ConnectorSession(catalog=catalog))):
+                out.append((catalog, schema))
+        return out
+
+    def tables(self) -> list[tuple[str, str, str]]:
+        """Every table of every catalog, through the connectors' metadata (no Spark job)."""
+        from mergekit.spi import ConnectorSession
+
+        out = []
+        for catalog, connector in sorted(self.runner.engine.catalogs.items()):
+            md = connector.get_metadata()
+            session = ConnectorSession(catalog=catalog)
+            for schema in sorted(md.list_schemas(session=session)):
+                for name in sorted(md.list_tables(session=session, schema=schema), key=str):
+                    out.append((catalog, name.schema, name.table))
+        return out
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _setup_readline() -> str | None:
+    try:
+        import readline
+    except ImportError:  # Windows without pyreadline: no history
+        return None
+    path = os.environ.get("MERGEKIT_HISTORY") or os.path.join(os.path.expanduser("~"), ".mergekit_history")
+    try:
+        readline.read_history_file(path)
+    except OSError:
+        pass
+    readline.set_history_length(1000)
+    return path
+
+
+def _save_history(path: str | None) -> None:
+    if path is None:
+        return
+    try:
+        import readline
+
+        readline.write_history_file(path)
+    except OSError:
+        pass

@@ -1,0 +1,287 @@
+"""What the command line shows: result tables, DML metrics, errors and a Spark progress bar (rich).
+
+Shared by ``mergekit run | sql | shell | demo``. Nothing here starts Spark; :class:`SparkProgress` only polls
+the status tracker of a session that is already running.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import os
+import threading
+import traceback
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from mergekit.errors import ErrorCode, MergekitError
+
+__all__ = [
+    "Output",
+    "SparkProgress",
+    "as_mergekit_error",
+    "format_value",
+    "quiet_spark_conf",
+]
+
+#: Seconds a statement runs before the progress bar appears (``MERGEKIT_PROGRESS_DELAY`` overrides it).
+PROGRESS_DELAY = 1.0
+
+
+def format_value(value: Any) -> str:
+    """One cell as text: ``NULL`` for None, ISO timestamps with a space, decimals as written."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dt.datetime):
+        text = value.isoformat(sep=" ")
+        return text.replace("+00:00", " UTC") if value.tzinfo is not None else text
+    if isinstance(value, dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return format(value, "f")
+    if isinstance(value, bytes | bytearray | memoryview):
+        return "X'" + bytes(value).hex() + "'"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(format_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {format_value(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def as_mergekit_error(exc: BaseException) -> MergekitError:
+    """``exc`` as a coded error: ours as is, Spark/py4j failures translated, anything else internal."""
+    if isinstance(exc, MergekitError):
+        return exc
+    try:
+        from mergekit.execution.errors import translate_error  # imports pyspark: only once Spark runs
+
+        return translate_error(exc)
+    except ImportError:
+        pass
+    return MergekitError(ErrorCode.GENERIC_INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+
+
+def quiet_spark_conf() -> dict[str, str]:
+    """Spark settings that keep the JVM's log4j output off the terminal (errors are reported by mergekit)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    props = os.path.join(here, "log4j2-quiet.properties")
+    return {"spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{props}"}
+
+
+class Output:
+    """Prints results on stdout and errors on stderr; tables either way, styled only on a terminal."""
+
+    def __init__(self, *, debug: bool = False, stdout: Console | None = None, stderr: Console | None = None) -> None:
+        self.debug = debug
+        self.out = stdout or _console(stderr=False)
+        self.err = stderr or _console(stderr=True)
+
+    # ---- results ---------------------------------------------------------------------------------------
+
+    def result(self, result: Any, *, elapsed: float | None = None, title: str | None = None) -> None:
+        """A query's rows as a table; a DML statement's row count and metrics; a command tag for DDL."""
+        columns = list(result.columns)
+        if columns == ["Query Plan"]:
+            for (text,) in result.rows():
+                self.out.print(Text(str(text)))
+            return
+        if result.table is not None:
+            self.table(columns, result.rows(), title=title)
+            self.out.print(Text(_rows_line(len(result.rows()), elapsed), style="dim"))
+            return
+        if result.row_count is not None:
+            self.out.print(
+                Text(f"{result.statement} {result.row_count}", style="bold green"), Text(_timing(elapsed), style="dim")
+            )
+            line = metrics_line(result.metrics)
+            if line:
+                self.out.print(Text(line, style="dim"))
+            return
+        self.out.print(
+            Text(result.message or result.statement, style="bold green"), Text(_timing(elapsed), style="dim")
+        )
+
+    def table(self, columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title: str | None = None) -> None:
+        styled = self.out.is_terminal
+        table = Table(
+            title=title,
+            box=box.ROUNDED if styled else box.ASCII,
+            header_style="bold cyan" if styled else "",
+            show_lines=False,
+            highlight=False,
+            title_justify="left",
+        )
+        for c in columns:
+            table.add_column(Text(str(c)))
+        for row in rows:
+            table.add_row(*(Text(format_value(v), style="dim italic" if v is None and styled else "") for v in row))
+        self.out.print(table)
+
+    def heading(self, text: str) -> None:
+        self.out.print()
+        if self.out.is_terminal:
+            self.out.rule(Text(text, style="bold magenta"), align="left", style="magenta")
+        else:
+            self.out.print(Text(f"== {text} =="))
+
+    def statement(self, sql: str, prompt: str = "mergekit> ") -> None:
+        lines = sql.strip().splitlines() or [""]
+        text = Text()
+        for i, line in enumerate(lines):
+            text.append(prompt if i == 0 else " " * (len(prompt) - 3) + "-> ", style="bold blue")
+            text.append(line + ("\n" if i < len(lines) - 1 else ""), style="bold")
+        self.out.print()
+        self.out.print(text, soft_wrap=True)
+
+    def note(self, text: str) -> None:
+        self.out.print(Text(text, style="italic yellow"), soft_wrap=True)
+
+    # ---- errors ----------------------------------------------------------------------------------------
+
+    def error(self, exc: BaseException) -> MergekitError:
+        """``[CODE] message`` on stderr; with ``--debug`` the Python traceback (and Spark's Java stack) first."""
+        err = as_mergekit_error(exc)
+        if self.debug:
+            self.err.print(Text("".join(traceback.format_exception(exc)), style="dim"), soft_wrap=True)
+        self.err.print(Text(str(err), style="bold red"), soft_wrap=True, highlight=False)
+        return err
+
+
+def metrics_line(metrics: Mapping[str, Any]) -> str:
+    """``inserted 1, updated 3, deleted 1 · per WHEN clause: #1 deleted 1, #2 updated 1, ...``."""
+    if not metrics:
+        return ""
+    parts = [f"{k} {metrics[k]}" for k in ("inserted", "updated", "deleted") if k in metrics]
+    text = ", ".join(parts)
+    per_case = metrics.get("per_case") or {}
+    if len(per_case) > 1:
+        cases = []
+        for case, counts in sorted(per_case.items(), key=lambda kv: int(kv[0])):
+            done = ", ".join(f"{k} {v}" for k, v in counts.items() if v)
+            cases.append(f"#{int(case) + 1} {done or 'none'}")
+        text += " · per WHEN clause: " + "; ".join(cases)
+    extra = []
+    if metrics.get("sinks"):
+        extra.append(f"{metrics['sinks']} sink{'s' if metrics['sinks'] != 1 else ''}")
+    scans = metrics.get("scans") or []
+    splits = sum(int(s.get("splits", 0) or 0) for s in scans)
+    if splits:
+        extra.append(f"{splits} split{'s' if splits != 1 else ''} scanned")
+    if extra:
+        text += " · " + ", ".join(extra)
+    return text
+
+
+def _rows_line(n: int, elapsed: float | None) -> str:
+    return f"({n} row{'s' if n != 1 else ''}{_timing(elapsed, inner=True)})"
+
+
+def _timing(elapsed: float | None, *, inner: bool = False) -> str:
+    if elapsed is None:
+        return ""
+    return f", {elapsed:.2f} s" if inner else f"({elapsed:.2f} s)"
+
+
+def _console(*, stderr: bool) -> Console:
+    # Not a terminal: no colours, no wrapping of wide tables at 80 columns.
+    probe = Console(stderr=stderr)
+    if probe.is_terminal:
+        return Console(stderr=stderr, highlight=False)
+    return Console(stderr=stderr, highlight=False, no_color=True, width=max(probe.width, 200), soft_wrap=False)
+
+
+class SparkProgress:
+    """A progress bar fed from ``spark.sparkContext.statusTracker()`` by a polling thread.
+
+    It appears only on a terminal and only once the statement has run for ``delay`` seconds, and it is
+    erased when the statement ends, so short statements and piped output never show it.
+    """
+
+    def __init__(self, spark: Any, console: Console, *, delay: float | None = None, interval: float = 0.15) -> None:
+        self.spark = spark
+        self.console = console
+        env = os.environ.get("MERGEKIT_PROGRESS_DELAY")
+        self.delay = delay if delay is not None else (float(env) if env else PROGRESS_DELAY)
+        self.interval = interval
+        self.enabled = console.is_terminal
+
+    #: one bar on the terminal at a time (a statement may run another one inside it, as the demo's conflict does)
+    _showing = threading.Lock()
+
+    @contextmanager
+    def track(self, label: str = "running") -> Iterator[None]:
+        if not self.enabled or self.spark is None:
+            yield
+            return
+        stop = threading.Event()
+        thread = threading.Thread(target=self._poll, args=(label, stop), name="mergekit-progress", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join(timeout=2)
+
+    def _poll(self, label: str, stop: threading.Event) -> None:
+        if stop.wait(self.delay) or not SparkProgress._showing.acquire(blocking=False):
+            return
+        try:
+            self._show(label, stop)
+        except Exception:  # noqa: BLE001 - Spark is stopping or the terminal went away: no progress to show
+            pass
+        finally:
+            SparkProgress._showing.release()
+
+    def _show(self, label: str, stop: threading.Event) -> None:
+        from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        tracker = self.spark.sparkContext.statusTracker()
+        progress = Progress(
+            SpinnerColumn(),
+            TextColumn("[bold blue]{task.description}"),
+            BarColumn(),
+            TextColumn("{task.fields[tasks]}"),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=True,
+        )
+        with progress:
+            task = progress.add_task(label, total=None, tasks="")
+            while not stop.is_set():
+                done, total, stages = _stage_counts(tracker)
+                if stages:
+                    # The active stages of the statement's Spark jobs and their tasks.
+                    progress.update(
+                        task,
+                        description=f"{label}: stage {', '.join(map(str, stages))}",
+                        total=max(total, 1),
+                        completed=done,
+                        tasks=f"{done}/{total} tasks",
+                    )
+                else:
+                    # Between jobs (planning, commit on the driver): an indeterminate bar.
+                    progress.update(task, description=label, total=None, completed=0, tasks="")
+                stop.wait(self.interval)
+
+
+def _stage_counts(tracker: Any) -> tuple[int, int, list[int]]:
+    done = total = 0
+    stages: list[int] = []
+    for stage_id in sorted(tracker.getActiveStageIds()):
+        info = tracker.getStageInfo(stage_id)
+        if info is None:
+            continue
+        stages.append(stage_id)
+        done += int(info.numCompletedTasks)
+        total += int(info.numTasks)
+    return done, total, stages

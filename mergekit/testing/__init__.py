@@ -1,0 +1,142 @@
+"""The connector conformance kit: one test suite every connector runs (Trino's ``BaseConnectorTest``).
+
+A connector author subclasses :class:`BaseConnectorTest` in their own test suite and says how to build a
+catalog of their connector::
+
+    from mergekit.testing import BaseConnectorTest, Behavior
+
+    class TestMyConnector(BaseConnectorTest):
+        def catalog(self, tmp_path):
+            return {"connector": "my-connector", "root": str(tmp_path)}
+
+        # opt out of what the connector does not do; those scenarios must then fail with NOT_SUPPORTED
+        unsupported = {Behavior.NOT_MATCHED_BY_SOURCE}
+
+Every scenario (``mergekit/testing/scenarios/*.json``: the Trino-derived MERGE, UPDATE, DELETE cases and
+mergekit's own) runs against the catalog. Behaviours default to supported, so a new scenario runs against
+every connector until the connector opts out. An opted-out behaviour is tested to fail with the exact
+``NOT_SUPPORTED`` message the connector declares in :attr:`BaseConnectorTest.not_supported_message`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import enum
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+__all__ = ["BaseConnectorTest", "Behavior", "load_scenarios", "assert_same_rows"]
+
+
+class Behavior(str, enum.Enum):
+    """What a scenario needs from the connector."""
+
+    INSERT = "insert"
+    MERGE = "merge"
+    UPDATE = "update"
+    DELETE = "delete"
+    NOT_MATCHED_BY_SOURCE = "not_matched_by_source"
+
+
+def load_scenarios() -> list[dict[str, Any]]:
+    """Every scenario shipped with mergekit, in file order."""
+    out: list[dict[str, Any]] = []
+    folder = resources.files("mergekit.testing") / "scenarios"
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".json"):
+            out.extend(json.loads(entry.read_text()))
+    return out
+
+
+def _normalize(value: Any) -> Any:
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def assert_same_rows(actual: list[Any], expected: list[Any], *, ordered: bool = False) -> None:
+    a = [tuple(_normalize(v) for v in row) for row in actual]
+    e = [tuple(_normalize(v) for v in row) for row in expected]
+    if ordered:
+        assert a == e, f"rows differ:\n actual   {a}\n expected {e}"
+    else:
+        assert Counter(a) == Counter(e), f"rows differ:\n actual   {sorted(map(repr, a))}\n expected {sorted(map(repr, e))}"
+
+
+SCENARIOS = load_scenarios()
+
+
+class BaseConnectorTest:
+    """Subclass and implement :meth:`catalog`. Uses a Spark session: the active one, or a new local one."""
+
+    #: behaviours the connector does not support; their scenarios must fail with ``not_supported_message``
+    unsupported: ClassVar[set[Behavior]] = set()
+    #: the exact message (after ``[NOT_SUPPORTED] ``) an unsupported behaviour fails with
+    not_supported_message: ClassVar[str] = "This connector does not support modifying table rows"
+
+    def catalog(self, tmp_path: Path) -> Any:
+        """A catalog spec for ``Engine(catalogs={"lake": <this>})``: a config dict or a Connector."""
+        raise NotImplementedError("subclasses of BaseConnectorTest must implement catalog(tmp_path)")
+
+    @pytest.fixture
+    def engine(self, tmp_path: Path) -> Iterator[Any]:
+        from mergekit.engine import Engine
+        from mergekit.execution.session import local_session
+
+        spark = local_session()
+        engine = Engine(spark=spark, catalogs={"lake": self.catalog(tmp_path)})
+        yield engine
+        engine.close()
+
+    @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s["id"] for s in SCENARIOS])
+    def test_scenario(self, engine: Any, scenario: dict[str, Any]) -> None:
+        from mergekit.errors import ErrorCode, MergekitError
+
+        missing = [b for b in scenario.get("requires", []) if Behavior(b) in self.unsupported]
+        setup = scenario["setup"]
+        if missing:
+            # The setup may itself need the behaviour (an UPDATE in the setup of a DELETE case): run what works.
+            for statement in setup:
+                try:
+                    engine.execute(statement)
+                except MergekitError as exc:
+                    if exc.code is not ErrorCode.NOT_SUPPORTED:
+                        raise
+            with pytest.raises(MergekitError) as info:
+                engine.execute(scenario["statement"])
+            assert info.value.code is ErrorCode.NOT_SUPPORTED
+            assert str(info.value) == f"[NOT_SUPPORTED] {self.not_supported_message}"
+            return
+        for statement in setup:
+            engine.execute(statement)
+        expected_error = scenario.get("expected_error")
+        rows = None
+        if expected_error is not None:
+            with pytest.raises(MergekitError) as info:
+                engine.execute(scenario["statement"])
+            assert expected_error in str(info.value)
+            assert re.match(r"^\[[A-Z_]+\] ", str(info.value))
+        else:
+            result = engine.execute(scenario["statement"])
+            if scenario.get("expected_count") is not None:
+                assert result.row_count == scenario["expected_count"]
+            rows = result.rows()
+        check = scenario.get("check_query")
+        if check is not None:
+            rows = engine.execute(check).rows()
+        ordered = bool(check and re.search(r"(?i)\border\s+by\b", check))
+        assert_same_rows(rows or [], scenario["expected_rows"], ordered=ordered)

@@ -1,0 +1,48 @@
+"""Commands that answer without starting Spark: ``connectors``, syntax errors, bad catalog configurations."""
+
+from __future__ import annotations
+
+from .clirun import SCRIPT, mergekit, no_traceback, table_rows
+
+JVM_STARTED = "Using incubator modules"  # the JVM's one line on stderr when Spark starts
+
+
+def test_connectors_lists_installed_plugins_with_their_behaviours():
+    assert SCRIPT.exists(), f"{SCRIPT} is missing: pip install -e . installs it"
+    proc = mergekit("connectors", script=True)
+    assert proc.returncode == 0, proc.stderr
+    rows = {r[0]: r for r in table_rows(proc.stdout)}
+    header = rows.pop("Connector")
+    assert header[:4] == ["Connector", "Distribution", "Version", "Paradigm"]
+    assert rows["memory"][1:4] == ["mergekit-memory", "0.1.0", "DELETE_ROW_AND_INSERT_ROW"]
+    assert rows["journal"][1] == "mergekit-journal"
+    assert rows["journal"][3] == "CHANGE_ONLY_UPDATED_COLUMNS"
+    assert "time travel" in rows["journal"][4] and "change feed" in rows["journal"][4]
+    assert rows["journal"][5] == "compact, vacuum"
+
+
+def test_syntax_error_exits_1_before_spark_starts():
+    proc = mergekit("sql", "SELECT * FROM accounts; SELEC 1")
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert proc.stderr.startswith("[SYNTAX_ERROR] line 1:"), proc.stderr
+    assert JVM_STARTED not in proc.stderr
+    no_traceback(proc)
+
+
+def test_bad_catalog_configurations_are_reported_before_spark_starts(tmp_path):
+    config = tmp_path / "catalogs.toml"
+    config.write_text('[catalogs.lake]\nconnector = "no-such-connector"\n')
+    proc = mergekit("--catalog-config", str(config), "sql", "SELECT 1")
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("[CONNECTOR_NOT_FOUND] Connector 'no-such-connector' is not installed"), proc.stderr
+    config.write_text("[catalogs.lake\n")
+    proc = mergekit("sql", "--catalog-config", str(config), "SELECT 1")
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(f"[INVALID_ARGUMENTS] Catalog configuration {config} is not valid TOML"), proc.stderr
+    proc = mergekit("--catalog-config", str(tmp_path / "missing.toml"), "sql", "SELECT 1")
+    assert proc.returncode == 1
+    assert "[INVALID_ARGUMENTS] Invalid value for '--catalog-config'" in proc.stderr
+    assert "missing.toml' does not exist" in proc.stderr
+    assert JVM_STARTED not in proc.stderr
+    no_traceback(proc)

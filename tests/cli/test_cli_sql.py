@@ -1,0 +1,180 @@
+"""``sql``, ``run``, ``shell`` and ``--catalog-config`` through the real entry point. Each subprocess starts its
+own local Spark, so each test combines several checks."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import select
+import subprocess
+import time
+
+import pytest
+
+from .clirun import SCRIPT, mergekit, no_traceback, table_rows
+
+pytestmark = pytest.mark.spark
+
+
+def test_sql_then_run_file_on_the_same_warehouse(tmp_path):
+    warehouse = tmp_path / "wh"
+    proc = mergekit(
+        "--warehouse",
+        str(warehouse),
+        "sql",
+        "CREATE TABLE accounts (customer VARCHAR, purchases DECIMAL(10,2), address VARCHAR); "
+        "INSERT INTO accounts VALUES ('Aaron', 5, 'Antioch'), ('Bill', 7, 'Buena'), ('Carol', NULL, 'Cambridge'); "
+        "MERGE INTO accounts t USING (VALUES ('Aaron', 6, 'Arches'), ('Ed', 7, 'Etherville')) "
+        "  AS s(customer, purchases, address) ON t.customer = s.customer "
+        "WHEN MATCHED THEN UPDATE SET purchases = t.purchases + s.purchases, address = s.address "
+        "WHEN NOT MATCHED THEN INSERT VALUES (s.customer, s.purchases, s.address); "
+        "SELECT * FROM accounts ORDER BY customer",
+    )
+    assert proc.returncode == 0, proc.stderr
+    no_traceback(proc)
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("CREATE TABLE")
+    assert lines[1].startswith("INSERT 3")
+    assert "MERGE 2 " in proc.stdout
+    assert "inserted 1, updated 1, deleted 0 · per WHEN clause: #1 updated 1; #2 inserted 1" in proc.stdout
+    assert table_rows(proc.stdout) == [
+        ["customer", "purchases", "address"],
+        ["Aaron", "11.00", "Arches"],
+        ["Bill", "7.00", "Buena"],
+        ["Carol", "NULL", "Cambridge"],
+        ["Ed", "7.00", "Etherville"],
+    ]
+    assert "(4 rows, " in proc.stdout
+    assert proc.stderr.strip() in ("", "WARNING: Using incubator modules: jdk.incubator.vector"), proc.stderr
+
+    # The installed script, a file, options after the command; the table is still there; stops at the error.
+    script = tmp_path / "month.sql"
+    script.write_text(
+        "-- a monthly job\n"
+        "UPDATE accounts SET purchases = 0\n  WHERE purchases IS NULL;\n"
+        "SELECT customer, purchases FROM accounts WHERE purchases < 10 ORDER BY customer;\n"
+        "SELECT * FROM no_such_table;\n"
+        "DELETE FROM accounts;\n"
+    )
+    proc = mergekit("run", str(script), "--warehouse", str(warehouse), "--echo", script=True)
+    assert proc.returncode == 1
+    no_traceback(proc)
+    assert "mergekit> -- a monthly job\n       -> UPDATE accounts SET purchases = 0" in proc.stdout
+    assert "UPDATE 1 " in proc.stdout
+    assert table_rows(proc.stdout) == [["customer", "purchases"], ["Bill", "7.00"], ["Carol", "0.00"], ["Ed", "7.00"]]
+    assert "[TABLE_NOT_FOUND] Table 'lake.default.no_such_table' does not exist" in proc.stderr
+    assert "DELETE" not in proc.stdout.split("no_such_table")[-1], "statements after the error must not run"
+
+
+def test_shell_driven_through_standard_input(tmp_path):
+    session = (
+        "\n".join(
+            [
+                "CREATE TABLE t (id BIGINT NOT NULL, name VARCHAR, PRIMARY KEY (id));",
+                "INSERT INTO t",
+                "  VALUES (1, 'one'),",
+                "         (2, 'two; not the end');",
+                "SELECT * FROM t",
+                "  ORDER BY id;",
+                "SELECT * FROM missing;",
+                "UPDATE t SET name = 'uno' WHERE id = 1; SELECT name FROM t WHERE id = 1;",
+                "\\d",
+                "\\d t",
+                "\\q",
+                "SELECT 'after quit';",
+            ]
+        )
+        + "\n"
+    )
+    proc = mergekit("--warehouse", str(tmp_path / "wh"), "shell", stdin=session)
+    no_traceback(proc)
+    assert proc.returncode == 1, "a failed statement makes a piped shell exit 1"
+    assert "[TABLE_NOT_FOUND] Table 'lake.default.missing' does not exist" in proc.stderr
+    rows = table_rows(proc.stdout)
+    assert rows[0:3] == [["id", "name"], ["1", "one"], ["2", "two; not the end"]]
+    assert ["name"] in rows and ["uno"] in rows  # statements after an error still run
+    assert "INSERT 2" in proc.stdout and "UPDATE 1" in proc.stdout
+    assert ["Catalog", "Schema", "Table"] in rows
+    assert ["lake", "default", "t"] in rows
+    assert ["Column", "Type", "Extra", "Comment"] in rows
+    assert ["id", "bigint", "not null", ""] in rows
+    assert "after quit" not in proc.stdout
+    assert "mergekit>" not in proc.stdout  # no prompts when reading a pipe
+
+
+def _read_pty(master: int, proc: subprocess.Popen, timeout: float) -> str:
+    chunks = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+        elif proc.poll() is not None:
+            break
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_catalog_config_toml_on_a_terminal_with_progress(tmp_path):
+    (tmp_path / "conf").mkdir()
+    config = tmp_path / "conf" / "catalogs.toml"
+    config.write_text(
+        'default_catalog = "lake"\n\n'
+        "[catalogs.lake]\n"
+        'connector = "journal"\n'
+        'warehouse = "../lake-warehouse"   # relative to this file\n'
+        'version_type = "bigint"\n\n'
+        "[catalogs.scratch]\n"
+        'connector = "memory"\n'
+    )
+    statements = (
+        "CREATE TABLE depts (deptno INTEGER NOT NULL, name VARCHAR, PRIMARY KEY (deptno)); "
+        "INSERT INTO depts VALUES (10, 'Sales'), (20, 'Research'); "
+        "CREATE TABLE scratch.default.moves (deptno INTEGER, name VARCHAR); "
+        "INSERT INTO scratch.default.moves VALUES (10, 'Field Sales'), (30, 'Ops'); "
+        "MERGE INTO depts d USING scratch.default.moves m ON d.deptno = m.deptno "
+        "WHEN MATCHED THEN UPDATE SET name = m.name WHEN NOT MATCHED THEN INSERT VALUES (m.deptno, m.name); "
+        "SELECT deptno, name, version_number FROM depts_journal ORDER BY version_number, deptno"
+    )
+    # A pseudo-terminal, as a user's: styled tables, and the progress bar (shown at once with delay 0).
+    master, slave = pty.openpty()
+    env = {**os.environ, "MERGEKIT_PROGRESS_DELAY": "0", "COLUMNS": "160", "LINES": "50", "TERM": "xterm"}
+    proc = subprocess.Popen(
+        [str(SCRIPT), "--catalog-config", str(config), "sql", statements],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        cwd=tmp_path,
+        close_fds=True,
+    )
+    os.close(slave)
+    try:
+        text = _read_pty(master, proc, timeout=240)
+        proc.wait(timeout=30)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+    assert proc.returncode == 0, plain
+    assert "Traceback" not in plain
+    assert (tmp_path / "lake-warehouse").is_dir(), "a relative warehouse is relative to the TOML file"
+    assert "MERGE 2" in plain
+    assert "╭" in plain and "│" in plain  # rich's rounded table on a terminal
+    assert [
+        ["deptno", "name", "version_number"],
+        ["10", "Sales", "1"],
+        ["20", "Research", "1"],
+        ["10", "Field Sales", "2"],
+        ["30", "Ops", "2"],
+    ] == table_rows(plain)
+    # The progress bar: the statement's label, Spark's stage and task counts while it ran.
+    assert "MERGE INTO" in plain.split("MERGE 2")[0], plain
+    assert re.search(r"\d+/\d+ tasks", plain), plain

@@ -1,0 +1,78 @@
+"""DESIGN.md §2: one-way dependencies between layers, checked on the import statements of every module."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+STDLIB = set(sys.stdlib_module_names)
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+    return names
+
+
+def _modules(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*.py") if "tests" not in p.parts)
+
+
+def _violations(folder: Path, allowed: tuple[str, ...]) -> list[str]:
+    bad = []
+    for path in _modules(folder):
+        for name in _imports(path):
+            top = name.split(".")[0]
+            if top in STDLIB or top == "__future__":
+                continue
+            if any(name == a or name.startswith(a + ".") for a in allowed):
+                continue
+            bad.append(f"{path.relative_to(ROOT)} imports {name}")
+    return bad
+
+
+LAYERS = {
+    "mergekit/spi": ("pyarrow", "attrs", "mergekit.errors", "mergekit.spi"),
+    "mergekit/sql": ("sqlglot", "attrs", "mergekit.errors", "mergekit.spi", "mergekit.sql"),
+    "mergekit/planner": ("attrs", "pyarrow", "mergekit.errors", "mergekit.spi", "mergekit.sql", "mergekit.planner"),
+}
+
+
+@pytest.mark.parametrize("folder", sorted(LAYERS))
+def test_layer_imports(folder: str) -> None:
+    assert _violations(ROOT / folder, LAYERS[folder]) == []
+
+
+def test_only_execution_engine_and_cli_import_pyspark() -> None:
+    offenders = []
+    for path in _modules(ROOT / "mergekit"):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.startswith("mergekit/execution/") or rel in {"mergekit/engine.py", "mergekit/cli.py", "mergekit/testing/__init__.py"}:
+            continue
+        if any(n.split(".")[0] == "pyspark" for n in _imports(path)):
+            offenders.append(rel)
+    assert offenders == []
+
+
+def test_only_the_sql_layer_imports_sqlglot() -> None:
+    offenders = [
+        path.relative_to(ROOT).as_posix()
+        for path in _modules(ROOT / "mergekit")
+        if any(n.split(".")[0] == "sqlglot" for n in _imports(path)) and "mergekit/sql/" not in path.as_posix()
+    ]
+    assert offenders == []
+
+
+@pytest.mark.parametrize("connector", sorted(p.name for p in (ROOT / "connectors").iterdir() if p.is_dir()))
+def test_connectors_import_only_the_spi_and_errors(connector: str) -> None:
+    allowed = ("pyarrow", "attrs", "psycopg", "mergekit.spi", "mergekit.errors", f"mergekit_{connector}")
+    assert _violations(ROOT / "connectors" / connector, allowed) == []
