@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CONNECTORS := connectors/memory $(wildcard connectors/journal) $(wildcard connectors/partitioned)
 
-.PHONY: venv test demo clean bench-quick
+.PHONY: venv test lint demo clean bench-quick
 
 venv: $(VENV)/.installed
 
@@ -14,8 +14,13 @@ $(VENV)/.installed: pyproject.toml $(wildcard connectors/*/pyproject.toml) $(wil
 	$(PY) -m pip install --quiet -e ".[test]" $(foreach c,$(CONNECTORS),-e $(c)) ./examples/csvdir
 	touch $@
 
-test: venv
+test: venv lint
 	$(PY) -m pytest -q -p no:cacheprovider
+
+# ruff (lint) everywhere, strict mypy on the SPI (the public contract)
+lint: venv
+	$(PY) -m ruff check .
+	$(PY) -m mypy mergekit/spi mergekit/errors.py
 
 demo: venv
 	$(PY) -m mergekit.cli demo

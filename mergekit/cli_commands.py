@@ -184,8 +184,12 @@ class _null:
 
 
 def _statement_label(sql: str) -> str:
-    words = sql.split()
-    return " ".join(words[:2]).upper() if words else "statement"
+    """The statement's keyword (``MERGE``, ``SELECT``, ...), past leading comments."""
+    for line in sql.splitlines():
+        words = line.split("--")[0].split()
+        if words:
+            return words[0].upper()
+    return "statement"
 
 
 # ---- registration on the click group -------------------------------------------------------------------

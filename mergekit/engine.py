@@ -26,16 +26,16 @@ from mergekit.planner import JoinKind, MergePlan, TargetTable, plan_delete, plan
 from mergekit.result import Result
 from mergekit.spi import (
     ColumnHandle,
-    Constraint,
-    PartitionBounds,
-    PartitionKind,
-    PartitionMethod,
-    PartitionScheme,
     ColumnMetadata,
     Connector,
     ConnectorSession,
     ConnectorTableHandle,
     ConnectorTableMetadata,
+    Constraint,
+    PartitionBounds,
+    PartitionKind,
+    PartitionMethod,
+    PartitionScheme,
     RowChangeParadigm,
     SchemaTableName,
     TableVersion,
@@ -139,7 +139,7 @@ def _version_of(ref: msql.TableRef) -> TableVersion | None:
         except ValueError as exc:
             raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"Invalid timestamp for time travel: {ref.timestamp}") from exc
         if ts.tzinfo is None:
-            ts = ts.replace(tzinfo=dt.timezone.utc)
+            ts = ts.replace(tzinfo=dt.UTC)
         return TableVersion(timestamp=ts)
     return None
 
@@ -476,7 +476,7 @@ class Engine:
         procedures = connector.get_procedures()
         if procedure not in procedures:
             raise MergekitError(ErrorCode.NOT_SUPPORTED, f"Procedure '{procedure}' does not exist in catalog '{catalog}'")
-        out = procedures[procedure](session=binding.session(catalog), *st.arguments, **dict(st.named_arguments))
+        out = procedures[procedure](*st.arguments, session=binding.session(catalog), **dict(st.named_arguments))
         if isinstance(out, pa.Table):
             return Result(statement="CALL", table=out)
         if isinstance(out, Mapping):

@@ -66,7 +66,7 @@ class Demo:
         self.statements += 1
         started = time.perf_counter()
         try:
-            with self.progress.track(" ".join(sql.split()[:2]).upper()):
+            with self.progress.track(sql.split()[0].upper()):
                 result = (engine or self.engine).execute(sql)
         except MergekitError as exc:
             if error is None or exc.code.name != error:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import attrs
-from pyspark import cloudpickle
 import pyarrow as pa
+from pyspark import cloudpickle
 from pyspark.sql import DataFrame, SparkSession
 
 from mergekit.spi import (
@@ -98,7 +98,10 @@ def scan_table(
     if not splits:
         return spark.createDataFrame([], spark_schema(schema))
     payloads = [(cloudpickle.dumps(s),) for s in splits]
-    split_df = spark.createDataFrame(payloads, "split binary").repartition(len(payloads))
+    # An RDD with one split per partition: every split is its own task, and Spark sees a relation of unknown
+    # size. (A local relation of pickled splits looks a few KB large, so a join would broadcast a 10M-row table.)
+    rdd = spark.sparkContext.parallelize(payloads, numSlices=len(payloads))
+    split_df = spark.createDataFrame(rdd, "split binary")
     reader = _SplitReader(
         provider=connector.get_page_source_provider(),
         session=session,

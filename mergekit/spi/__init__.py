@@ -9,13 +9,13 @@ from ._connector import Connector, ConnectorFactory
 from ._metadata import (
     ADD_COLUMN_MESSAGE,
     CHANGE_FEED_MESSAGE,
-    DROP_COLUMN_MESSAGE,
-    MERGE_TABLE_MESSAGE,
-    MULTI_TABLE_COMMIT_MESSAGE,
     CREATE_SCHEMA_MESSAGE,
     CREATE_TABLE_MESSAGE,
+    DROP_COLUMN_MESSAGE,
     DROP_TABLE_MESSAGE,
+    MERGE_TABLE_MESSAGE,
     MODIFYING_ROWS_MESSAGE,
+    MULTI_TABLE_COMMIT_MESSAGE,
     TIME_TRAVEL_MESSAGE,
     TRUNCATE_MESSAGE,
     ConnectorMetadata,
@@ -65,7 +65,7 @@ from ._sink import (
     MergePageLayout,
     create_delete_and_insert_pages,
 )
-from ._types import sql_type_name, parse_sql_type
+from ._types import parse_sql_type, sql_type_name
 
 __all__ = [
     "ADD_COLUMN_MESSAGE",

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import enum
 import uuid
-from collections.abc import Mapping
-from datetime import datetime, timezone
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import attrs
@@ -28,6 +28,18 @@ __all__ = [
     "RowChangeParadigm",
     "TableVersion",
 ]
+
+
+def _columns(values: Iterable[ColumnMetadata]) -> tuple[ColumnMetadata, ...]:
+    return tuple(values)
+
+
+def _names(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(values)
+
+
+def _anys(values: Iterable[Any]) -> tuple[Any, ...]:
+    return tuple(values)
 
 
 def _freeze_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -72,8 +84,8 @@ class ConnectorTableMetadata:
     """
 
     table: SchemaTableName
-    columns: tuple[ColumnMetadata, ...] = attrs.field(converter=tuple)
-    primary_key: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    columns: tuple[ColumnMetadata, ...] = attrs.field(converter=_columns)
+    primary_key: tuple[str, ...] = attrs.field(default=(), converter=_names)
     properties: Mapping[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping, eq=False, hash=False)
     comment: str | None = None
 
@@ -123,8 +135,8 @@ class ConnectorTableLayout:
     *new* values for its insert half and by the update layout (or the row id) for its delete half.
     """
 
-    partition_columns: tuple[str, ...] = attrs.field(converter=tuple)
-    computed_columns: tuple[Any, ...] = attrs.field(default=(), converter=tuple)
+    partition_columns: tuple[str, ...] = attrs.field(converter=_names)
+    computed_columns: tuple[Any, ...] = attrs.field(default=(), converter=_anys)
     """:class:`~mergekit.spi.ComputedColumn` values the engine evaluates per merge row (SQL text over the
     new column values, e.g. a ``USING`` partition expression) and appends to every merge page after
     ``$row_id``, in this order. ``partition_columns`` may name them."""
@@ -155,7 +167,7 @@ class RowChangeParadigm(enum.Enum):
 
 
 def _utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 @attrs.frozen(kw_only=True)

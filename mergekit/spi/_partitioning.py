@@ -22,7 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -40,6 +40,11 @@ __all__ = [
     "RowsCheck",
     "format_partition_value",
 ]
+
+
+def _tuple(values: Iterable[Any]) -> tuple[Any, ...]:
+    """Typed converter for attrs tuple fields (``converter=tuple`` defeats type checkers)."""
+    return tuple(values)
 
 
 @attrs.frozen(kw_only=True)
@@ -82,7 +87,7 @@ class PartitionScheme:
     method: PartitionMethod
     column: str | None = None
     expression: str | None = None
-    expression_columns: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    expression_columns: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     key_type: pa.DataType
     key_type_name: str
 
@@ -129,7 +134,7 @@ class PartitionBounds:
     kind: PartitionKind
     minimum: Any = None
     maximum: Any = None
-    values: tuple[Any, ...] = attrs.field(default=(), converter=tuple)
+    values: tuple[Any, ...] = attrs.field(default=(), converter=_tuple)
     with_nulls: bool = False
 
     # -- what the partition holds ------------------------------------------------------------------------

@@ -16,7 +16,7 @@ own vectorised reader, column pruning and filter pushdown) and skips the split p
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -32,6 +32,11 @@ __all__ = [
     "ConnectorPageSourceProvider",
     "NativeScan",
 ]
+
+
+def _tuple(values: Iterable[Any]) -> tuple[Any, ...]:
+    """Typed converter for attrs tuple fields (``converter=tuple`` defeats type checkers)."""
+    return tuple(values)
 
 
 @attrs.frozen(kw_only=True)
@@ -102,7 +107,7 @@ class NativeScan:
     """
 
     format: str
-    paths: tuple[str, ...] = attrs.field(converter=tuple)
+    paths: tuple[str, ...] = attrs.field(converter=_tuple)
     schema: pa.Schema
     options: Mapping[str, str] = attrs.field(factory=dict)
     row_filter: str | None = None

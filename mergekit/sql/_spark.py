@@ -260,7 +260,7 @@ def _spark_type(t: _T) -> str:
     if t.name == "map" and len(t.args) == 2:
         return f"MAP<{_spark_type(t.args[0])}, {_spark_type(t.args[1])}>"
     if t.name == "row":
-        inner = ", ".join(f"`{n.replace('`', '``')}`: {_spark_type(a)}" for n, a in zip(t.fields, t.args))
+        inner = ", ".join(f"`{n.replace('`', '``')}`: {_spark_type(a)}" for n, a in zip(t.fields, t.args, strict=False))
         return f"STRUCT<{inner}>"
     raise _not_supported(f"type {t} has no Spark equivalent")
 
@@ -484,7 +484,7 @@ class _Typer:
                 return None
             if right is None or len(right) != len(left):
                 return [(n, NOTYPE) for n, _ in left]
-            return [(n, _common_type(t, u)) for (n, t), (_, u) in zip(left, right)]
+            return [(n, _common_type(t, u)) for (n, t), (_, u) in zip(left, right, strict=False)]
         if isinstance(q, exp.Values):
             rows = [r.expressions if isinstance(r, exp.Tuple) else [r] for r in q.expressions]
             width = len(rows[0]) if rows else 0
@@ -1042,7 +1042,7 @@ class _Rewriter:
             elif isinstance(value, list) and any(isinstance(v, exp.Expr) for v in value):
                 rs = [self.walk(v, safe) if isinstance(v, exp.Expr) else _R(v) for v in value]
                 children[key] = rs
-                if any(r.v is not v for r, v in zip(rs, value)):
+                if any(r.v is not v for r, v in zip(rs, value, strict=False)):
                     node.set(key, [r.v for r in rs])
         new, self_fail = self._translate(node, types, safe)
         if new is not node:
@@ -1092,7 +1092,7 @@ class _Rewriter:
             r_default = self.walk(node.args["default"], True)
             node.set("default", r_default.v)
         rest = r_default.fail if r_default is not None else None
-        for rc, rt in reversed(list(zip(conds, thens))):
+        for rc, rt in reversed(list(zip(conds, thens, strict=False))):
             test = rc.v if r_op is None else exp.EQ(this=_dup(r_op.v), expression=_dup(rc.v))
             match = exp.Coalesce(this=_dup(test) if r_op is None else test, expressions=[exp.false()])
             rest = _or(rc.fail, _both(match, rt.fail), _both(exp.not_(match.copy(), copy=False), rest))

@@ -36,7 +36,7 @@ import pytest
 __all__ = ["BaseConnectorTest", "Behavior", "load_scenarios", "assert_same_rows"]
 
 
-class Behavior(str, enum.Enum):
+class Behavior(enum.StrEnum):
     """What a scenario needs from the connector."""
 
     INSERT = "insert"

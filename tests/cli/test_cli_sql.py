@@ -121,7 +121,7 @@ def _read_pty(master: int, proc: subprocess.Popen, timeout: float) -> str:
     return b"".join(chunks).decode("utf-8", "replace")
 
 
-def test_catalog_config_toml_on_a_terminal_with_progress(tmp_path):
+def test_interactive_shell_on_a_terminal_with_catalog_config_and_progress(tmp_path):
     (tmp_path / "conf").mkdir()
     config = tmp_path / "conf" / "catalogs.toml"
     config.write_text(
@@ -133,20 +133,35 @@ def test_catalog_config_toml_on_a_terminal_with_progress(tmp_path):
         "[catalogs.scratch]\n"
         'connector = "memory"\n'
     )
-    statements = (
-        "CREATE TABLE depts (deptno INTEGER NOT NULL, name VARCHAR, PRIMARY KEY (deptno)); "
-        "INSERT INTO depts VALUES (10, 'Sales'), (20, 'Research'); "
-        "CREATE TABLE scratch.default.moves (deptno INTEGER, name VARCHAR); "
-        "INSERT INTO scratch.default.moves VALUES (10, 'Field Sales'), (30, 'Ops'); "
-        "MERGE INTO depts d USING scratch.default.moves m ON d.deptno = m.deptno "
-        "WHEN MATCHED THEN UPDATE SET name = m.name WHEN NOT MATCHED THEN INSERT VALUES (m.deptno, m.name); "
-        "SELECT deptno, name, version_number FROM depts_journal ORDER BY version_number, deptno"
-    )
-    # A pseudo-terminal, as a user's: styled tables, and the progress bar (shown at once with delay 0).
+    typed = [
+        "CREATE TABLE depts (deptno INTEGER NOT NULL, name VARCHAR, PRIMARY KEY (deptno));",
+        "INSERT INTO depts VALUES (10, 'Sales'), (20, 'Research');",
+        "CREATE TABLE scratch.default.moves (deptno INTEGER, name VARCHAR);",
+        "INSERT INTO scratch.default.moves VALUES (10, 'Field Sales'), (30, 'Ops');",
+        "MERGE INTO depts d USING scratch.default.moves m ON d.deptno = m.deptno",
+        "  WHEN MATCHED THEN UPDATE SET name = m.name",
+        "  WHEN NOT MATCHED THEN INSERT VALUES (m.deptno, m.name);",
+        "SELECT deptno, name, version_number FROM depts_journal ORDER BY version_number, deptno;",
+        # long enough (about 5 s on 2 cores) for the progress bar to see a running Spark stage
+        "SELECT count(*) AS n FROM UNNEST(sequence(1, 40000)) a(x) CROSS JOIN UNNEST(sequence(1, 40000)) b(y)"
+        " WHERE (x * 7 + y) % 13 = 0;",
+        "\\d",
+        "\\q",
+    ]
+    # A pseudo-terminal, as a user's: prompts, readline history, styled tables and the progress bar (shown at
+    # once with delay 0). The lines are typed ahead; the terminal buffers them until the shell reads them.
+    history = tmp_path / "history"
     master, slave = pty.openpty()
-    env = {**os.environ, "MERGEKIT_PROGRESS_DELAY": "0", "COLUMNS": "160", "LINES": "50", "TERM": "xterm"}
+    env = {
+        **os.environ,
+        "MERGEKIT_PROGRESS_DELAY": "0",
+        "MERGEKIT_HISTORY": str(history),
+        "COLUMNS": "160",
+        "LINES": "50",
+        "TERM": "xterm",
+    }
     proc = subprocess.Popen(
-        [str(SCRIPT), "--catalog-config", str(config), "sql", statements],
+        [str(SCRIPT), "--catalog-config", str(config), "shell"],
         stdin=slave,
         stdout=slave,
         stderr=slave,
@@ -156,25 +171,33 @@ def test_catalog_config_toml_on_a_terminal_with_progress(tmp_path):
     )
     os.close(slave)
     try:
+        os.write(master, ("\n".join(typed) + "\n").encode())
         text = _read_pty(master, proc, timeout=240)
         proc.wait(timeout=30)
     finally:
         os.close(master)
         if proc.poll() is None:
             proc.kill()
-    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text).replace("\r", "")
     assert proc.returncode == 0, plain
     assert "Traceback" not in plain
+    assert "mergekit 0.1.0 shell." in plain
+    assert "mergekit> " in plain and "      -> " in plain  # the prompt and the continuation prompt
     assert (tmp_path / "lake-warehouse").is_dir(), "a relative warehouse is relative to the TOML file"
     assert "MERGE 2" in plain
     assert "╭" in plain and "│" in plain  # rich's rounded table on a terminal
-    assert [
-        ["deptno", "name", "version_number"],
+    rows = table_rows(plain)
+    journal = rows.index(["deptno", "name", "version_number"])
+    assert rows[journal + 1 : journal + 5] == [
         ["10", "Sales", "1"],
         ["20", "Research", "1"],
         ["10", "Field Sales", "2"],
         ["30", "Ops", "2"],
-    ] == table_rows(plain)
-    # The progress bar: the statement's label, Spark's stage and task counts while it ran.
-    assert "MERGE INTO" in plain.split("MERGE 2")[0], plain
+    ]
+    assert ["lake", "default", "depts"] in rows and ["scratch", "default", "moves"] in rows  # \\d
+    # The progress bar: a statement's label with the Spark stage it ran, and the stage's task counts.
+    assert "123076924" in plain  # the long SELECT's count
+    assert re.search(r"(CREATE|INSERT|MERGE|SELECT): stage \d+", plain), plain
     assert re.search(r"\d+/\d+ tasks", plain), plain
+    # readline history, saved on exit
+    assert "MERGE INTO depts d USING scratch.default.moves m ON d.deptno = m.deptno" in history.read_text()

@@ -12,10 +12,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
+from mergekit_journal import JournalConnectorFactory
+
 from mergekit.spi import (
     ALL,
     MERGE_PAGE_LAYOUT,
-    ColumnHandle,
     ColumnMetadata,
     ConnectorSession,
     ConnectorTableMetadata,
@@ -23,7 +24,6 @@ from mergekit.spi import (
     SchemaTableName,
     TableVersion,
 )
-from mergekit_journal import JournalConnectorFactory
 
 INSERT, DELETE, UPDATE = 1, 2, 3
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pyarrow as pa
+
 from tests.journal.journal_harness import JournalHarness
 
 ROUNDS = 15

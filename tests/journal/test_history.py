@@ -8,10 +8,10 @@ import time
 
 import pyarrow as pa
 import pytest
-from tests.journal.journal_harness import DELETE, INSERT, UPDATE, name
 
 from mergekit.errors import ErrorCode, MergekitError, TransactionConflictError
 from mergekit.spi import Constraint, TableVersion
+from tests.journal.journal_harness import DELETE, INSERT, UPDATE, name
 
 COLS = [("id", pa.int64()), ("name", pa.string())]
 
@@ -139,7 +139,7 @@ def test_sink_abort_deletes_its_file(t):
 def test_time_travel_by_version_and_timestamp(t):
     v1 = t.handle("t").snapshot_seq
     time.sleep(0.002)
-    stamp = dt.datetime.now(dt.timezone.utc)
+    stamp = dt.datetime.now(dt.UTC)
     time.sleep(0.002)
     t.update("t", {"id": 1}, {"id": 1, "name": "changed"})
     t.delete("t", {"id": 2}, {"id": 2, "name": "n2"})
@@ -152,7 +152,7 @@ def test_time_travel_by_version_and_timestamp(t):
     with pytest.raises(MergekitError, match="does not exist"):
         t.handle("t", TableVersion(version=99))
     with pytest.raises(MergekitError, match="did not exist"):
-        t.handle("t", TableVersion(timestamp=dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc)))
+        t.handle("t", TableVersion(timestamp=dt.datetime(2000, 1, 1, tzinfo=dt.UTC)))
     with pytest.raises(MergekitError) as err:
         t.begin("t", t.handle("t", TableVersion(version=v1)))
     assert err.value.code == ErrorCode.NOT_SUPPORTED

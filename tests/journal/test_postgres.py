@@ -11,6 +11,7 @@ import uuid
 from typing import Any
 
 import pytest
+
 from tests.journal.journal_harness import JournalHarness
 from tests.journal.test_history import (  # noqa: F401 - collected here against PostgreSQL
     t,
@@ -22,7 +23,6 @@ from tests.journal.test_history import (  # noqa: F401 - collected here against 
     test_writers_on_disjoint_keys_both_commit,
 )
 from tests.journal.test_seed_examples import test_seed_examples_on_hr_depts  # noqa: F401
-from tests.pg_server import pg_server  # noqa: F401 - the module's throwaway PostgreSQL server (fixture)
 from tests.journal.test_writes import (  # noqa: F401
     items,
     test_composite_key,
@@ -30,6 +30,7 @@ from tests.journal.test_writes import (  # noqa: F401
     test_key_move_onto_live_key_is_rejected_but_swap_is_allowed,
     test_table_without_key_gets_hidden_row_ids,
 )
+from tests.pg_server import pg_server  # noqa: F401 - the module's throwaway PostgreSQL server (fixture)
 
 
 @pytest.fixture

@@ -6,9 +6,9 @@ import datetime as dt
 
 import pyarrow as pa
 import pytest
-from tests.journal.journal_harness import DELETE, INSERT, UPDATE
 
 from mergekit.errors import ErrorCode, MergekitError
+from tests.journal.journal_harness import DELETE, INSERT, UPDATE
 
 JOURNAL = ["deptno", "department_name", "version_number", "subsequent_version_number"]
 

@@ -89,6 +89,7 @@ def test_help_lists_rewrite():
 
 def test_schemas_and_keys_from_a_journal_catalog(tmp_path):
     import pyarrow as pa
+
     from tests.journal.journal_harness import JournalHarness
 
     lake = JournalHarness(str(tmp_path / "wh"), version_type="bigint")

@@ -14,10 +14,10 @@ from typing import Any
 
 import attrs
 import pytest
-from tests.helpers import normalize
-from tests.pg_server import fresh_database, pg_server  # noqa: F401 - module-scoped server fixture
 
 from mergekit.sql.rewrite import rewrite
+from tests.helpers import normalize
+from tests.pg_server import fresh_database, pg_server  # noqa: F401 - module-scoped server fixture
 
 pytestmark = pytest.mark.spark
 

@@ -80,8 +80,8 @@ def same(actual: Any, expected: Any) -> bool:
 
 def assert_rows(actual: list[tuple[Any, ...]], expected: list[tuple[Any, ...]]) -> None:
     assert len(actual) == len(expected), (actual, expected)
-    for got, want in zip(actual, expected):
-        assert len(got) == len(want) and all(same(g, w) for g, w in zip(got, want)), (got, want)
+    for got, want in zip(actual, expected, strict=False):
+        assert len(got) == len(want) and all(same(g, w) for g, w in zip(got, want, strict=False)), (got, want)
 
 
 D = dt.date

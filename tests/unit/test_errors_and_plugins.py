@@ -6,8 +6,15 @@ import pytest
 
 from mergekit import plugins
 from mergekit.errors import ErrorCode, MergekitError, NotSupportedError, TableNotFoundError, find_error
-from mergekit.spi import Connector, ConnectorFactory, ConnectorMetadata, MODIFYING_ROWS_MESSAGE, SchemaTableName
-from mergekit.spi import ConnectorSession, ConnectorTableHandle
+from mergekit.spi import (
+    MODIFYING_ROWS_MESSAGE,
+    Connector,
+    ConnectorFactory,
+    ConnectorMetadata,
+    ConnectorSession,
+    ConnectorTableHandle,
+    SchemaTableName,
+)
 from mergekit.sql import parse_statement
 
 

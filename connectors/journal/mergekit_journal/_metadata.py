@@ -66,6 +66,24 @@ from ._storage import concat, filesystem, join_path, live_rows, read_versioned
 __all__ = ["JournalMetadata", "JournalSplitManager", "FileRow"]
 
 _FILES_PER_PLAIN_SPLIT = 4
+_ROWS_PER_PLAIN_SPLIT = 1_000_000  # a large file gets a split (a Spark task) of its own: a bulk load is few big files
+
+
+def _pack_plain(files: Sequence[FileRow]) -> list[list[FileRow]]:
+    """Group plain files into splits of at most ``_FILES_PER_PLAIN_SPLIT`` files and about
+    ``_ROWS_PER_PLAIN_SPLIT`` rows, so small files share a task and big ones read in parallel."""
+    groups: list[list[FileRow]] = []
+    current: list[FileRow] = []
+    rows = 0
+    for f in files:
+        if current and (len(current) >= _FILES_PER_PLAIN_SPLIT or rows + f.row_count > _ROWS_PER_PLAIN_SPLIT):
+            groups.append(current)
+            current, rows = [], 0
+        current.append(f)
+        rows += f.row_count
+    if current:
+        groups.append(current)
+    return groups
 
 
 def _now_us() -> int:
@@ -74,8 +92,8 @@ def _now_us() -> int:
 
 def _to_us(ts: dt.datetime) -> int:
     if ts.tzinfo is None:
-        ts = ts.replace(tzinfo=dt.timezone.utc)
-    delta = ts - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+        ts = ts.replace(tzinfo=dt.UTC)
+    delta = ts - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
@@ -565,8 +583,7 @@ class JournalMetadata(ConnectorMetadata):
         first = spec.key[0]
         plain = [f for f in plain if _matches_constraint(f, first, constraint)]
         splits = [
-            JournalSplit(mode="plain", files=[f.ref() for f in plain[i : i + _FILES_PER_PLAIN_SPLIT]], **label)
-            for i in range(0, len(plain), _FILES_PER_PLAIN_SPLIT)
+            JournalSplit(mode="plain", files=[f.ref() for f in group], **label) for group in _pack_plain(plain)
         ]
         for group in groups:
             # Pruning by the key is safe here too: every version of a key shares that key.

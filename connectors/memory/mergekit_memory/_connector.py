@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import (
     MERGE_PAGE_LAYOUT,
+    TIME_TRAVEL_MESSAGE,
     ColumnHandle,
     ColumnMetadata,
     Connector,
@@ -34,7 +35,6 @@ from mergekit.spi import (
     RowChangeParadigm,
     SchemaTableName,
     TableVersion,
-    TIME_TRAVEL_MESSAGE,
 )
 
 ROW_ID = "$row_id"
