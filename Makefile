@@ -17,9 +17,10 @@ $(VENV)/.installed: pyproject.toml $(wildcard connectors/*/pyproject.toml) $(wil
 test: venv lint
 	$(PY) -m pytest -q -p no:cacheprovider
 
-# ruff (lint) everywhere, strict mypy on the SPI (the public contract)
+# ruff (lint and format) everywhere, strict mypy on the SPI (the public contract)
 lint: venv
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 	$(PY) -m mypy mergekit/spi mergekit/errors.py
 
 demo: venv

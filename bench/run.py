@@ -37,8 +37,7 @@ MERGE_SQL = (
     "WHEN NOT MATCHED THEN INSERT (id, grp, name, amount, updated) VALUES (s.id, s.grp, s.name, s.amount, s.updated)"
 )
 CREATE_SQL = (
-    "CREATE TABLE t (id BIGINT NOT NULL, grp INTEGER, name VARCHAR(16), amount DOUBLE, updated DATE, "
-    "PRIMARY KEY (id))"
+    "CREATE TABLE t (id BIGINT NOT NULL, grp INTEGER, name VARCHAR(16), amount DOUBLE, updated DATE, PRIMARY KEY (id))"
 )
 
 
@@ -61,8 +60,14 @@ def _session(event_log: str | None = None, extra: list[str] | None = None):
     conf = dict(kv.split("=", 1) for kv in extra or [])
     if event_log:
         os.makedirs(event_log, exist_ok=True)
-        conf.update({"spark.eventLog.enabled": "true", "spark.eventLog.dir": "file://" + event_log,
-                     "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false"})
+        conf.update(
+            {
+                "spark.eventLog.enabled": "true",
+                "spark.eventLog.dir": "file://" + event_log,
+                "spark.eventLog.compress": "false",
+                "spark.eventLog.rolling.enabled": "false",
+            }
+        )
     return local_session(master="local[2]", conf=conf)
 
 
@@ -115,16 +120,24 @@ def _mergekit_run(spark, paths: dict[str, str], base_wh: str, run_wh: str, profi
     from mergekit import Engine
 
     _copy_warehouse(base_wh, run_wh)
-    engine = Engine(spark=spark, catalogs={"lake": {"connector": "journal", "warehouse": run_wh,
-                                                     "version_type": "bigint"}})
+    engine = Engine(
+        spark=spark, catalogs={"lake": {"connector": "journal", "warehouse": run_wh, "version_type": "bigint"}}
+    )
     engine.register_dataframe("s", spark.read.parquet(paths["S"]))
     timer = _PhaseTimer()
     original_pipeline = engine_mod.run_merge_pipeline
     original_scan = engine_mod.scan_table
     if profile:
         md = engine.catalog("lake").get_metadata()
-        for attr in ("begin_merge", "get_splits", "finish_merge", "_read_keys", "_check_primary_key",
-                     "_check_conflicts", "_commit"):
+        for attr in (
+            "begin_merge",
+            "get_splits",
+            "finish_merge",
+            "_read_keys",
+            "_check_primary_key",
+            "_check_conflicts",
+            "_commit",
+        ):
             timer.wrap(md, attr)
         timer.wrap(engine_mod, "run_merge_pipeline", "spark_job (scan+join+case+process+sinks)")
         timer.wrap(engine_mod, "scan_table", "scan_table (driver: plan splits)")
@@ -152,8 +165,13 @@ def _pyspark_run(spark, paths: dict[str, str], out_dir: str) -> dict[str, Any]:
     updated = (
         t.alias("t")
         .join(s.where(F.col("op") != "D").alias("s"), "id")
-        .select("id", F.col("s.grp"), F.col("s.name"), (F.col("t.amount") + F.col("s.amount")).alias("amount"),
-                F.col("s.updated"))
+        .select(
+            "id",
+            F.col("s.grp"),
+            F.col("s.name"),
+            (F.col("t.amount") + F.col("s.amount")).alias("amount"),
+            F.col("s.updated"),
+        )
     )
     inserted = s.join(t, "id", "left_anti").select("id", "grp", "name", "amount", "updated")
     unchanged.unionByName(updated).unionByName(inserted).write.mode("overwrite").parquet(out_dir)
@@ -171,15 +189,20 @@ def _stage_times(event_dir: str) -> list[dict[str, Any]]:
                 if ev.get("Event") != "SparkListenerStageCompleted":
                     continue
                 info = ev["Stage Info"]
-                run_ms = sum(a.get("Value", 0) for a in info.get("Accumulables", [])
-                             if a.get("Name") == "internal.metrics.executorRunTime")
-                stages.append({
-                    "stage": info["Stage ID"],
-                    "name": info["Stage Name"],
-                    "tasks": info["Number of Tasks"],
-                    "wall_s": (info.get("Completion Time", 0) - info.get("Submission Time", 0)) / 1000.0,
-                    "task_run_s": run_ms / 1000.0,
-                })
+                run_ms = sum(
+                    a.get("Value", 0)
+                    for a in info.get("Accumulables", [])
+                    if a.get("Name") == "internal.metrics.executorRunTime"
+                )
+                stages.append(
+                    {
+                        "stage": info["Stage ID"],
+                        "name": info["Stage Name"],
+                        "tasks": info["Number of Tasks"],
+                        "wall_s": (info.get("Completion Time", 0) - info.get("Submission Time", 0)) / 1000.0,
+                        "task_run_s": run_ms / 1000.0,
+                    }
+                )
     return sorted(stages, key=lambda s: s["stage"])
 
 
@@ -221,8 +244,10 @@ def load_journal(args: argparse.Namespace) -> None:
     spark = _session(None, args.conf)
     if os.path.exists(args.base_warehouse):
         shutil.rmtree(args.base_warehouse)
-    engine = Engine(spark=spark, catalogs={"lake": {"connector": "journal", "warehouse": args.base_warehouse,
-                                                     "version_type": "bigint"}})
+    engine = Engine(
+        spark=spark,
+        catalogs={"lake": {"connector": "journal", "warehouse": args.base_warehouse, "version_type": "bigint"}},
+    )
     engine.execute(CREATE_SQL)
     engine.register_dataframe("t_parquet", spark.read.parquet(paths["T"]))
     t0 = time.perf_counter()
@@ -246,7 +271,7 @@ def _spawn(mode: str, extra: list[str]) -> dict[str, Any]:
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT "):])
+            return json.loads(line[len("RESULT ") :])
     raise RuntimeError(f"{mode} worker failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
 
 
@@ -264,7 +289,9 @@ def main() -> None:
     p.add_argument("--data", default=os.environ.get("MERGEKIT_BENCH_DATA", "/tmp/mergekit-bench"))
     p.add_argument("--profile", action="store_true", help="per-phase and per-stage timings (first worker only)")
     p.add_argument("--json", default=None, help="write all results to this JSON file")
-    p.add_argument("--conf", action="append", default=[], help="KEY=VALUE Spark setting for every session (both systems)")
+    p.add_argument(
+        "--conf", action="append", default=[], help="KEY=VALUE Spark setting for every session (both systems)"
+    )
     # worker options
     p.add_argument("--system", default="mergekit")
     p.add_argument("--paths", default="{}")
@@ -301,8 +328,18 @@ def main() -> None:
                 scratch = os.path.join(root, f"scratch-{system}")
                 shutil.rmtree(scratch, ignore_errors=True)
                 os.makedirs(scratch)
-                extra = ["--system", system, "--paths", json.dumps(paths), "--base-warehouse", base_wh,
-                         "--scratch", scratch, "--warm", str(args.warm)]
+                extra = [
+                    "--system",
+                    system,
+                    "--paths",
+                    json.dumps(paths),
+                    "--base-warehouse",
+                    base_wh,
+                    "--scratch",
+                    scratch,
+                    "--warm",
+                    str(args.warm),
+                ]
                 if rep == 0:
                     extra.append("--verify")
                     if args.profile:
@@ -355,8 +392,10 @@ def _print_report(report: dict[str, Any]) -> None:
     for label, entry in report["sizes"].items():
         ms, ps = entry["systems"]["mergekit"], entry["systems"]["pyspark"]
         if ms["warm_stats"] and ps["warm_stats"]:
-            print(f"ratio pyspark_rewrite_{label.replace('/', '_')} "
-                  f"{ms['warm_stats']['median'] / ps['warm_stats']['median']:.2f}")
+            print(
+                f"ratio pyspark_rewrite_{label.replace('/', '_')} "
+                f"{ms['warm_stats']['median'] / ps['warm_stats']['median']:.2f}"
+            )
     for label, entry in report["sizes"].items():
         ms = entry["systems"]["mergekit"]
         if "stages" in ms or any("phases" in r for r in ms["runs"]):
@@ -366,8 +405,10 @@ def _print_report(report: dict[str, Any]) -> None:
                     phases = ", ".join(f"{k} {v:.2f}s" for k, v in sorted(r["phases"].items(), key=lambda kv: -kv[1]))
                     print(f"  {r['kind']} {r['seconds']:.2f}s: {phases}")
             for st in ms.get("stages", []):
-                print(f"  stage {st['stage']:3d} tasks {st['tasks']:3d} wall {st['wall_s']:7.2f}s "
-                      f"task-run {st['task_run_s']:7.2f}s  {st['name'][:90]}")
+                print(
+                    f"  stage {st['stage']:3d} tasks {st['tasks']:3d} wall {st['wall_s']:7.2f}s "
+                    f"task-run {st['task_run_s']:7.2f}s  {st['name'][:90]}"
+                )
 
 
 if __name__ == "__main__":

@@ -81,14 +81,28 @@ def _print_traceback_if_debug(exc: BaseException) -> None:
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="mergekit", prog_name="mergekit")
-@click.option("--warehouse", "-w", envvar="MERGEKIT_WAREHOUSE", type=click.Path(file_okay=False),
-              help="Warehouse directory of the default catalog 'lake' (default: ./warehouse).")
-@click.option("--catalog-config", "-c", "catalog_config", envvar="MERGEKIT_CATALOG_CONFIG",
-              type=click.Path(exists=True, dir_okay=False),
-              help="TOML file with the catalogs ([catalogs.<name>] connector = ... and its options); "
-                   "replaces the default catalog. See docs/cli.md.")
-@click.option("--debug", is_flag=True, envvar="MERGEKIT_DEBUG",
-              help="Show Python and Java stack traces with errors, and Spark's own log.")
+@click.option(
+    "--warehouse",
+    "-w",
+    envvar="MERGEKIT_WAREHOUSE",
+    type=click.Path(file_okay=False),
+    help="Warehouse directory of the default catalog 'lake' (default: ./warehouse).",
+)
+@click.option(
+    "--catalog-config",
+    "-c",
+    "catalog_config",
+    envvar="MERGEKIT_CATALOG_CONFIG",
+    type=click.Path(exists=True, dir_okay=False),
+    help="TOML file with the catalogs ([catalogs.<name>] connector = ... and its options); "
+    "replaces the default catalog. See docs/cli.md.",
+)
+@click.option(
+    "--debug",
+    is_flag=True,
+    envvar="MERGEKIT_DEBUG",
+    help="Show Python and Java stack traces with errors, and Spark's own log.",
+)
 @click.pass_context
 def main(ctx: click.Context, warehouse: str | None, catalog_config: str | None, debug: bool) -> None:
     """mergekit: SQL MERGE, UPDATE and DELETE for storage that cannot change rows in place.
@@ -159,22 +173,43 @@ def catalog_tables(config: Mapping[str, Any], *, schema: str | None = None) -> d
 
 
 @main.command()
-@click.option("--dialect", "-d", required=True, type=click.Choice(["postgres", "hive", "spark", "trino"]),
-              help="SQL dialect of the backend database.")
-@click.option("--key", "keys", multiple=True, metavar="T=K1,K2",
-              help="Journalled table T and its key columns (repeatable).")
-@click.option("--schema", "schemas", multiple=True, metavar="T=C1,C2,...",
-              help="Business columns of table T in order (repeatable); UPDATE and MERGE need them.")
+@click.option(
+    "--dialect",
+    "-d",
+    required=True,
+    type=click.Choice(["postgres", "hive", "spark", "trino"]),
+    help="SQL dialect of the backend database.",
+)
+@click.option(
+    "--key", "keys", multiple=True, metavar="T=K1,K2", help="Journalled table T and its key columns (repeatable)."
+)
+@click.option(
+    "--schema",
+    "schemas",
+    multiple=True,
+    metavar="T=C1,C2,...",
+    help="Business columns of table T in order (repeatable); UPDATE and MERGE need them.",
+)
 @click.option("--default-key", metavar="K1,K2", help="Key of journalled tables without --key.")
-@click.option("--version-type", type=click.Choice(["bigint", "timestamp"], case_sensitive=False),
-              help="How versions are numbered (default: timestamp, as in the seed).")
+@click.option(
+    "--version-type",
+    type=click.Choice(["bigint", "timestamp"], case_sensitive=False),
+    help="How versions are numbered (default: timestamp, as in the seed).",
+)
 @click.option("--journal-suffix", help="Suffix of journal tables (default _journal).")
 @click.option("--version-field", help="Version column (default version_number).")
 @click.option("--subsequent-version-field", help="Tombstone column (default subsequent_version_number).")
-@click.option("--catalog", "catalog_file", type=click.Path(exists=True, dir_okay=False),
-              help="JSON file with a catalog configuration; table columns, keys and options are read from it.")
-@click.option("--warehouse", type=click.Path(exists=True, file_okay=False),
-              help="Shorthand for a journal catalog in this warehouse directory.")
+@click.option(
+    "--catalog",
+    "catalog_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="JSON file with a catalog configuration; table columns, keys and options are read from it.",
+)
+@click.option(
+    "--warehouse",
+    type=click.Path(exists=True, file_okay=False),
+    help="Shorthand for a journal catalog in this warehouse directory.",
+)
 @click.option("--pretty/--no-pretty", default=True, show_default=True, help="Indent the output.")
 @click.argument("statement")
 def rewrite(
@@ -214,9 +249,21 @@ def rewrite(
     elif warehouse:
         config = {"connector": "journal", "warehouse": warehouse}
     if config is not None:
-        options.update({k: v for k, v in config.items() if k in (
-            "journal_suffix", "version_field", "subsequent_version_field", "version_type", "default_key",
-            "journal_tables")})
+        options.update(
+            {
+                k: v
+                for k, v in config.items()
+                if k
+                in (
+                    "journal_suffix",
+                    "version_field",
+                    "subsequent_version_field",
+                    "version_type",
+                    "default_key",
+                    "journal_tables",
+                )
+            }
+        )
         found = catalog_tables(config)
         types = {str(t["version_type"]).lower() for t in found.values() if t.get("version_type")}
         if len(types) == 1 and version_type is None:

@@ -61,8 +61,10 @@ def run(engine: Any, sql: str, *, echo: bool = True) -> Any:
         print(format_table(result.columns, result.rows()))
     elif result.row_count is not None:
         print(f"{result.statement}: {result.row_count} rows ({elapsed:.2f}s)")
-        print(f"metrics: inserted={result.metrics['inserted']} updated={result.metrics['updated']} "
-              f"deleted={result.metrics['deleted']} per WHEN clause={result.metrics['per_case']}")
+        print(
+            f"metrics: inserted={result.metrics['inserted']} updated={result.metrics['updated']} "
+            f"deleted={result.metrics['deleted']} per WHEN clause={result.metrics['per_case']}"
+        )
     else:
         print(f"{result.statement}: OK")
     return result

@@ -137,7 +137,9 @@ def _version_of(ref: msql.TableRef) -> TableVersion | None:
         try:
             ts = dt.datetime.fromisoformat(text.replace(" UTC", "+00:00"))
         except ValueError as exc:
-            raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"Invalid timestamp for time travel: {ref.timestamp}") from exc
+            raise MergekitError(
+                ErrorCode.INVALID_ARGUMENTS, f"Invalid timestamp for time travel: {ref.timestamp}"
+            ) from exc
         if ts.tzinfo is None:
             ts = ts.replace(tzinfo=dt.UTC)
         return TableVersion(timestamp=ts)
@@ -336,7 +338,9 @@ class Engine:
             catalog = st.schema.parts[0] if st.schema and len(st.schema.parts) == 2 else self.default_catalog
             schema = st.schema.parts[-1] if st.schema else self.default_schema
             names = self.catalog(catalog).get_metadata().list_tables(session=binding.session(catalog), schema=schema)
-            return Result(statement="SHOW TABLES", table=pa.table({"Table": pa.array([n.table for n in names], pa.string())}))
+            return Result(
+                statement="SHOW TABLES", table=pa.table({"Table": pa.array([n.table for n in names], pa.string())})
+            )
         if isinstance(st, msql.ShowSchemas):
             catalog = st.catalog or self.default_catalog
             names = self.catalog(catalog).get_metadata().list_schemas(session=binding.session(catalog))
@@ -390,9 +394,7 @@ class Engine:
     # ---- queries -----------------------------------------------------------------------------------
 
     def _query(self, st: msql.Query, binding: _Binding) -> Result:
-        binding.constraints.update(
-            {ref: _spi_constraint(found) for ref, found in msql.scan_constraints(st).items()}
-        )
+        binding.constraints.update({ref: _spi_constraint(found) for ref, found in msql.scan_constraints(st).items()})
         text = binding.render(st)
         df = self.spark.sql(text)
         table = df.toArrow()
@@ -431,16 +433,22 @@ class Engine:
             names = [c.name for c in columns]
             dupes = {n for n in names if names.count(n) > 1}
             if dupes:
-                raise MergekitError(ErrorCode.DUPLICATE_COLUMN_NAME, f"Column name '{sorted(dupes)[0]}' specified more than once")
+                raise MergekitError(
+                    ErrorCode.DUPLICATE_COLUMN_NAME, f"Column name '{sorted(dupes)[0]}' specified more than once"
+                )
         else:
             columns = tuple(_column_metadata(c) for c in st.columns)
             names = [c.name for c in columns]
             dupes = {n for n in names if names.count(n) > 1}
             if dupes:
-                raise MergekitError(ErrorCode.DUPLICATE_COLUMN_NAME, f"Column name '{sorted(dupes)[0]}' specified more than once")
+                raise MergekitError(
+                    ErrorCode.DUPLICATE_COLUMN_NAME, f"Column name '{sorted(dupes)[0]}' specified more than once"
+                )
         for key in st.primary_key:
             if key not in names:
-                raise MergekitError(ErrorCode.COLUMN_NOT_FOUND, f"Primary key column '{key}' is not a column of the table")
+                raise MergekitError(
+                    ErrorCode.COLUMN_NOT_FOUND, f"Primary key column '{key}' is not a column of the table"
+                )
         table_metadata = ConnectorTableMetadata(
             table=name, columns=columns, primary_key=st.primary_key, properties=dict(st.properties)
         )
@@ -475,7 +483,9 @@ class Engine:
         connector = self.catalog(catalog)
         procedures = connector.get_procedures()
         if procedure not in procedures:
-            raise MergekitError(ErrorCode.NOT_SUPPORTED, f"Procedure '{procedure}' does not exist in catalog '{catalog}'")
+            raise MergekitError(
+                ErrorCode.NOT_SUPPORTED, f"Procedure '{procedure}' does not exist in catalog '{catalog}'"
+            )
         out = procedures[procedure](*st.arguments, session=binding.session(catalog), **dict(st.named_arguments))
         if isinstance(out, pa.Table):
             return Result(statement="CALL", table=out)
@@ -494,7 +504,9 @@ class Engine:
             names = [c.name for c in columns]
             dupes = sorted({n for n in names if names.count(n) > 1})
             if dupes:
-                raise MergekitError(ErrorCode.DUPLICATE_COLUMN_NAME, f"Column name '{dupes[0]}' specified more than once")
+                raise MergekitError(
+                    ErrorCode.DUPLICATE_COLUMN_NAME, f"Column name '{dupes[0]}' specified more than once"
+                )
             scheme = self._partition_scheme(st, columns) if st.partition_by is not None else None
             meta.create_merge_table(
                 session=session,
@@ -573,7 +585,9 @@ class Engine:
             method=method,
             column=by.column,
             expression=by.expression.sql if by.expression is not None else None,
-            expression_columns=tuple(sorted(n for _, n in by.expression.column_refs())) if by.expression is not None else (),
+            expression_columns=tuple(sorted(n for _, n in by.expression.column_refs()))
+            if by.expression is not None
+            else (),
             key_type=key_type,
             key_type_name=type_name,
         )
@@ -589,15 +603,21 @@ class Engine:
             exprs = clause.values
         values: list[Any] = []
         if exprs:
-            query = msql.cast_query(exprs, scheme.key_type_name) if scheme is not None else msql.Query(
-                node=msql.parse_statement("SELECT " + ", ".join(e.sql for e in exprs)).node  # type: ignore[attr-defined]
+            query = (
+                msql.cast_query(exprs, scheme.key_type_name)
+                if scheme is not None
+                else msql.Query(
+                    node=msql.parse_statement("SELECT " + ", ".join(e.sql for e in exprs)).node  # type: ignore[attr-defined]
+                )
             )
             values = list(self.spark.sql(binding.render(query)).collect()[0])
         if clause.kind == "range":
             it = iter(values)
             minimum = next(it) if clause.minimum is not None else None
             maximum = next(it) if clause.maximum is not None else None
-            bounds = PartitionBounds(kind=PartitionKind.RANGE, minimum=minimum, maximum=maximum, with_nulls=clause.with_nulls)
+            bounds = PartitionBounds(
+                kind=PartitionKind.RANGE, minimum=minimum, maximum=maximum, with_nulls=clause.with_nulls
+            )
         elif clause.kind == "values":
             distinct = [v for v in dict.fromkeys(values) if v is not None]
             bounds = PartitionBounds(kind=PartitionKind.VALUES, values=distinct, with_nulls=clause.with_nulls)
@@ -615,7 +635,9 @@ class Engine:
         """Per level, how many of the child's current rows its bounds do not hold (one Spark job)."""
         table = self._resolve(msql.QualifiedName((catalog, child.schema, child.table)), binding)
         visible = table.metadata.visible_columns
-        handles = table.connector.get_metadata().get_column_handles(session=binding.session(catalog), table_handle=table.handle)
+        handles = table.connector.get_metadata().get_column_handles(
+            session=binding.session(catalog), table_handle=table.handle
+        )
         columns = [handles.get(c.name) or ColumnHandle(name=c.name, type=c.type) for c in visible]
         df = scan_table(self.spark, table.connector, binding.session(catalog), table.handle, columns)
         types = {c.name: c.type_name or sql_type_name(c.type) for c in visible}
@@ -624,7 +646,9 @@ class Engine:
             expr_sql = msql.parse_expression(scheme.key_expression).to_spark(tables={}, schema={"$rows": types})
             keys.append(f"CAST(({expr_sql}) AS {spark_sql_type(spark_type(scheme.key_type))}) AS `$k{i}`")
         counted = df.selectExpr(*keys).mapInArrow(_Misfits(tuple(b for _, b in levels)), "level int, n long")
-        totals = {r["level"]: r["n"] for r in counted.groupBy("level").sum("n").withColumnRenamed("sum(n)", "n").collect()}
+        totals = {
+            r["level"]: r["n"] for r in counted.groupBy("level").sum("n").withColumnRenamed("sum(n)", "n").collect()
+        }
         return [int(totals.get(i, 0)) for i in range(len(levels))]
 
     # ---- DML ---------------------------------------------------------------------------------------
@@ -741,7 +765,9 @@ class Engine:
             schema = T.StructType([T.StructField(c.name, spark_type(c.type), True) for c in columns])
             return binding.new_view(self.spark.createDataFrame([], schema), "target_probe")
         stats: dict[str, Any] = {"table": table.full_name, "target": True}
-        df = scan_table(self.spark, table.connector, binding.session(table.catalog), handle, columns, constraint, stats=stats)
+        df = scan_table(
+            self.spark, table.connector, binding.session(table.catalog), handle, columns, constraint, stats=stats
+        )
         binding.scans.append(stats)
         return binding.new_view(df, "target")
 
@@ -765,7 +791,9 @@ class Engine:
             n: [columns_by_name.get(c) or ColumnHandle(name=c, type=plan.target.column(c).type) for c in cols]  # type: ignore[union-attr]
             for n, cols in plan.update_case_columns.items()
         }
-        merge_handle = metadata.begin_merge(session=session, table_handle=table.handle, update_case_columns=update_case_columns)
+        merge_handle = metadata.begin_merge(
+            session=session, table_handle=table.handle, update_case_columns=update_case_columns
+        )
         try:
             if plan.join is not JoinKind.SOURCE:
                 builder = attrs.evolve(
@@ -888,7 +916,9 @@ class MergeBuilder:
         vals = ", ".join(values.values())
         return self._when("WHEN NOT MATCHED", condition, f"INSERT ({cols}) VALUES ({vals})")
 
-    def when_not_matched_by_source_update(self, set: Mapping[str, str], *, condition: str | None = None) -> MergeBuilder:  # noqa: A002
+    def when_not_matched_by_source_update(
+        self, set: Mapping[str, str], *, condition: str | None = None
+    ) -> MergeBuilder:  # noqa: A002
         return self._when(
             "WHEN NOT MATCHED BY SOURCE", condition, "UPDATE SET " + ", ".join(f"{k} = {v}" for k, v in set.items())
         )

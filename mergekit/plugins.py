@@ -19,9 +19,7 @@ _registered: dict[str, ConnectorFactory] = {}
 def register(factory: ConnectorFactory, *, name: str | None = None, replace: bool = False) -> None:
     """Register a factory under ``name`` (default: ``factory.name``), as an entry point would."""
     if not isinstance(factory, ConnectorFactory):
-        raise MergekitError(
-            ErrorCode.PLUGIN_LOAD_ERROR, f"{factory!r} is not a mergekit.spi.ConnectorFactory instance"
-        )
+        raise MergekitError(ErrorCode.PLUGIN_LOAD_ERROR, f"{factory!r} is not a mergekit.spi.ConnectorFactory instance")
     key = name or factory.name
     with _lock:
         if key in _registered and not replace:
@@ -43,7 +41,10 @@ def _entry_points() -> dict[str, list[EntryPoint]]:
 
 def available() -> dict[str, str]:
     """Connector name -> where it comes from (distribution or 'registered')."""
-    out = {name: ", ".join(sorted({(ep.dist.name if ep.dist else ep.value) for ep in eps})) for name, eps in _entry_points().items()}
+    out = {
+        name: ", ".join(sorted({(ep.dist.name if ep.dist else ep.value) for ep in eps}))
+        for name, eps in _entry_points().items()
+    }
     with _lock:
         out.update({name: "registered" for name in _registered})
     return dict(sorted(out.items()))
@@ -63,7 +64,9 @@ def get_factory(name: str) -> ConnectorFactory:
     values = {ep.value for ep in eps}
     if len(values) > 1:
         dists = ", ".join(sorted(ep.dist.name if ep.dist else ep.value for ep in eps))
-        raise MergekitError(ErrorCode.PLUGIN_LOAD_ERROR, f"Connector '{name}' is provided by several distributions: {dists}")
+        raise MergekitError(
+            ErrorCode.PLUGIN_LOAD_ERROR, f"Connector '{name}' is provided by several distributions: {dists}"
+        )
     ep = eps[0]
     dist = ep.dist.name if ep.dist else "?"
     try:

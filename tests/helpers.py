@@ -40,4 +40,6 @@ def assert_rows(actual: list[Any], expected: list[Any], *, ordered: bool = False
     if ordered:
         assert a == e, f"rows differ:\n actual   {a}\n expected {e}"
     else:
-        assert Counter(a) == Counter(e), f"rows differ (as multisets):\n actual   {sorted(map(repr, a))}\n expected {sorted(map(repr, e))}"
+        assert Counter(a) == Counter(e), (
+            f"rows differ (as multisets):\n actual   {sorted(map(repr, a))}\n expected {sorted(map(repr, e))}"
+        )

@@ -71,8 +71,18 @@ def running_pg_server(prefix: str = "mk-pg-") -> Iterator[str]:
         capture_output=True,
     )
     subprocess.run(
-        [*as_user, f"{bindir}/pg_ctl", "-D", data, "-l", os.path.join(root, "log"), "-w", "-o",
-         f"-p {port} -c listen_addresses=127.0.0.1 -k {root} -c fsync=off", "start"],
+        [
+            *as_user,
+            f"{bindir}/pg_ctl",
+            "-D",
+            data,
+            "-l",
+            os.path.join(root, "log"),
+            "-w",
+            "-o",
+            f"-p {port} -c listen_addresses=127.0.0.1 -k {root} -c fsync=off",
+            "start",
+        ],
         check=True,
         capture_output=True,
     )

@@ -235,7 +235,9 @@ class MergeQueryBuilder:
         return f"SELECT {', '.join(items) or '1'} {self.from_clause()}", keys
 
 
-def check_types(plan: MergePlan, builder: MergeQueryBuilder, probe_schema: T.StructType, keys: Sequence[tuple[int, int]]) -> dict[tuple[int, int], T.DataType]:
+def check_types(
+    plan: MergePlan, builder: MergeQueryBuilder, probe_schema: T.StructType, keys: Sequence[tuple[int, int]]
+) -> dict[tuple[int, int], T.DataType]:
     """Trino's typesMatchForInsert over every assigned value; raises TYPE_MISMATCH with Trino's message."""
     by_name = {f.name: f.dataType for f in probe_schema.fields}
     value_types = {(n, i): by_name[f"$v{n}_{i}"] for (n, i) in keys}
@@ -248,7 +250,9 @@ def check_types(plan: MergePlan, builder: MergeQueryBuilder, probe_schema: T.Str
     for case in plan.cases:
         idx = [i for (n, i) in keys if n == case.number]
         bad = [
-            i for i in idx if not coercible(value_types[(case.number, i)], builder.column_types[plan.target.columns[i].name])
+            i
+            for i in idx
+            if not coercible(value_types[(case.number, i)], builder.column_types[plan.target.columns[i].name])
         ]
         if not bad:
             continue
@@ -339,7 +343,10 @@ class _Write:
             raise
         stats = {"counts": counts, "pid": os.getpid(), "sink_id": sink_id}
         yield pa.record_batch(
-            {"fragments": pa.array([pickle.dumps(fragments)], pa.binary()), "stats": pa.array([pickle.dumps(stats)], pa.binary())}
+            {
+                "fragments": pa.array([pickle.dumps(fragments)], pa.binary()),
+                "stats": pa.array([pickle.dumps(stats)], pa.binary()),
+            }
         )
 
 
@@ -412,7 +419,9 @@ def _processed_schema(rows: DataFrame, plan: MergePlan) -> T.StructType:
         T.StructField(MERGE_CASE, T.IntegerType(), True),
     ]
     computed = _computed_names(plan)
-    out += [f for f in rows.schema.fields if f.name in (UID, SEQ) or f.name.startswith(OLD_PREFIX) or f.name in computed]
+    out += [
+        f for f in rows.schema.fields if f.name in (UID, SEQ) or f.name.startswith(OLD_PREFIX) or f.name in computed
+    ]
     # the processor nulls some of these (the row id and uid of insert halves), whatever Spark inferred
     return T.StructType([T.StructField(f.name, f.dataType, True) for f in out])
 
@@ -450,7 +459,9 @@ def run_merge_pipeline(
     for c in layout.computed_columns if layout is not None else ():
         page_schema = page_schema.append(pa.field(c.name, c.type))  # after $row_id (MergePageLayout)
     writer_schema = "fragments binary, stats binary"
-    needs_shuffle = plan.duplicate_check or plan.target.insert_layout is not None or plan.target.update_layout is not None
+    needs_shuffle = (
+        plan.duplicate_check or plan.target.insert_layout is not None or plan.target.update_layout is not None
+    )
     if needs_shuffle:
         processed = rows.mapInArrow(_Process(processor), _processed_schema(rows, plan))
         partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "2")

@@ -90,6 +90,9 @@ def translate_error(exc: BaseException) -> MergekitError:
             return MergekitError(code, message or _spark_message(exc))
     if "PythonException" in type(exc).__name__ or "Traceback" in text:
         lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith((" ", "\t"))]
-        last = next((ln for ln in reversed(lines) if re.match(r"^\w[\w.]*(Error|Exception)\b", ln)), lines[-1] if lines else text)
+        last = next(
+            (ln for ln in reversed(lines) if re.match(r"^\w[\w.]*(Error|Exception)\b", ln)),
+            lines[-1] if lines else text,
+        )
         return MergekitError(ErrorCode.WRITER_ERROR, f"Task failed: {last.strip()}")
     return MergekitError(ErrorCode.EXECUTION_ERROR, _spark_message(exc) or type(exc).__name__)

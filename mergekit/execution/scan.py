@@ -57,9 +57,7 @@ def _conform(page: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     if page.schema.names != schema.names:
         page = page.select(schema.names)
     if not page.schema.equals(schema):
-        page = pa.RecordBatch.from_arrays(
-            [page.column(i).cast(f.type) for i, f in enumerate(schema)], schema=schema
-        )
+        page = pa.RecordBatch.from_arrays([page.column(i).cast(f.type) for i, f in enumerate(schema)], schema=schema)
     return page
 
 

@@ -33,8 +33,10 @@ def arrow_type(t: T.DataType) -> pa.DataType:
 
 def spark_sql_type(t: T.DataType) -> str:
     """SQL text of a Spark type for CAST (``DECIMAL(10,2)``, ``STRUCT<a: INT>``)."""
-    return t.simpleString().upper() if not isinstance(t, T.StructType) else (
-        "STRUCT<" + ", ".join(f"`{f.name}`: {spark_sql_type(f.dataType)}" for f in t.fields) + ">"
+    return (
+        t.simpleString().upper()
+        if not isinstance(t, T.StructType)
+        else ("STRUCT<" + ", ".join(f"`{f.name}`: {spark_sql_type(f.dataType)}" for f in t.fields) + ">")
     )
 
 

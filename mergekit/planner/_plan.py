@@ -24,7 +24,16 @@ from mergekit.spi import (
 )
 from mergekit.sql import Delete, Expression, Insert, Merge, MergeAction, MergeCaseKind, Query, Relation, Update
 
-__all__ = ["JoinKind", "MergePlan", "PlannedCase", "TargetTable", "plan_merge", "plan_update", "plan_delete", "plan_insert"]
+__all__ = [
+    "JoinKind",
+    "MergePlan",
+    "PlannedCase",
+    "TargetTable",
+    "plan_merge",
+    "plan_update",
+    "plan_delete",
+    "plan_insert",
+]
 
 
 class JoinKind(enum.Enum):
@@ -120,7 +129,9 @@ class MergePlan:
     def explain(self) -> str:
         t = self.target
         lines = [f"{self.statement} INTO {t.name} AS {self.target_alias}"]
-        lines.append(f"  target scan: {t.name} + unique id + present, row id {t.row_id.name} ({sql_type_name(t.row_id.type)})")
+        lines.append(
+            f"  target scan: {t.name} + unique id + present, row id {t.row_id.name} ({sql_type_name(t.row_id.type)})"
+        )
         if self.join in (JoinKind.RIGHT, JoinKind.FULL, JoinKind.ANTI):
             src = self.source.sql if self.source is not None else "?"
             lines.append(f"  join: {self.join.value} ON {self.on.sql if self.on else 'TRUE'}")
@@ -230,9 +241,7 @@ def plan_merge(stmt: Merge, target: TargetTable) -> MergePlan:
         join = JoinKind.ANTI
     else:
         join = JoinKind.RIGHT
-    changes_matched = any(
-        c.kind is MergeCaseKind.MATCHED and c.operation is not MergeOperation.INSERT for c in cases
-    )
+    changes_matched = any(c.kind is MergeCaseKind.MATCHED and c.operation is not MergeOperation.INSERT for c in cases)
     return MergePlan(
         statement="MERGE",
         target=target,
@@ -309,7 +318,9 @@ def plan_insert(stmt: Insert, target: TargetTable) -> MergePlan:
         if target.column(name) is None:
             raise _column_not_found(f"Insert column name does not exist in target table: {name}")
         if name in seen:
-            raise MergekitError(ErrorCode.DUPLICATE_COLUMN_NAME, f"Insert column name is specified more than once: {name}")
+            raise MergekitError(
+                ErrorCode.DUPLICATE_COLUMN_NAME, f"Insert column name is specified more than once: {name}"
+            )
         seen.add(name)
     case = PlannedCase(
         number=0,

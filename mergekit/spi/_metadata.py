@@ -104,9 +104,7 @@ class ConnectorMetadata:
     def drop_table(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle) -> None:
         raise _not_supported(DROP_TABLE_MESSAGE)
 
-    def add_column(
-        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, column: Any
-    ) -> None:
+    def add_column(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, column: Any) -> None:
         """``ALTER TABLE ... ADD COLUMN``; ``column`` is a ``ColumnMetadata``."""
         raise _not_supported(ADD_COLUMN_MESSAGE)
 

@@ -208,9 +208,7 @@ class PartitionBounds:
                     return False
                 low, high = (_coerce(v, self._sample()) for v in constraint[1:3])
                 if self.kind is PartitionKind.VALUES:
-                    return any(
-                        (low is None or v >= low) and (high is None or v <= high) for v in self.values
-                    )
+                    return any((low is None or v >= low) and (high is None or v <= high) for v in self.values)
                 lo, lo_inc, hi, hi_inc = self._interval()
                 if high is not None and lo is not None and (high < lo):
                     return False

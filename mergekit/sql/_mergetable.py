@@ -105,7 +105,9 @@ def parse_merge_table_statement(text: str) -> Statement | None:
     """The statement if ``text`` is merge-table DDL, else None (the caller parses it as usual)."""
     if re.match(r"(?is)^create\s+merge\s+table\b", text):
         return _create_merge_table(text)
-    m = re.match(r"(?is)^alter\s+table\s+(if\s+exists\s+)?" + _NAME + r"\s+(add|set)\s+table\s+" + _NAME + r"(.*)$", text)
+    m = re.match(
+        r"(?is)^alter\s+table\s+(if\s+exists\s+)?" + _NAME + r"\s+(add|set)\s+table\s+" + _NAME + r"(.*)$", text
+    )
     if m:
         rest = m.group(5).strip()
         clause = None
@@ -121,7 +123,14 @@ def parse_merge_table_statement(text: str) -> Statement | None:
             partition=clause,
             if_exists=bool(m.group(1)),
         )
-    m = re.match(r"(?is)^alter\s+table\s+(if\s+exists\s+)?" + _NAME + r"\s+drop\s+table\s+" + _NAME + r"(?:\s+(restrict|cascade))?$", text)
+    m = re.match(
+        r"(?is)^alter\s+table\s+(if\s+exists\s+)?"
+        + _NAME
+        + r"\s+drop\s+table\s+"
+        + _NAME
+        + r"(?:\s+(restrict|cascade))?$",
+        text,
+    )
     if m:
         return AlterTableDropPartition(
             name=_name(m.group(2)),
@@ -150,7 +159,9 @@ def _create_merge_table(text: str) -> CreateMergeTable:
     if tail:
         m = re.match(r"(?is)^partition\s+by\s+(range|values)\s+(on|using)\s*\((.*)\)$", tail)
         if not m:
-            raise _syntax(f"expected PARTITION BY {{RANGE | VALUES}} {{ON (column) | USING (expression)}}, got '{tail}'")
+            raise _syntax(
+                f"expected PARTITION BY {{RANGE | VALUES}} {{ON (column) | USING (expression)}}, got '{tail}'"
+            )
         method = m.group(1).upper()
         if m.group(2).lower() == "on":
             inner = m.group(3).strip()
@@ -194,7 +205,9 @@ def _check_partition_expression(expression: Expression, columns: set[str]) -> No
             f"CREATE MERGE TABLE: {agg.key.upper()}: aggregate functions not allowed on a unique value",
         )
     if node.find(exp.Subquery, exp.Select) is not None:
-        raise MergekitError(ErrorCode.INVALID_PARTITION, "CREATE MERGE TABLE: subqueries are not allowed in the partition expression")
+        raise MergekitError(
+            ErrorCode.INVALID_PARTITION, "CREATE MERGE TABLE: subqueries are not allowed in the partition expression"
+        )
     for _, name in expression.column_refs():
         if name not in columns:
             raise MergekitError(
@@ -262,7 +275,9 @@ def _literal(node: exp.Expression) -> tuple[bool, Any]:
             return False, None
     if isinstance(node, exp.Neg):
         ok, v = _literal(node.this)
-        return (ok and isinstance(v, int | decimal.Decimal)), (-v if ok and isinstance(v, int | decimal.Decimal) else None)
+        return (ok and isinstance(v, int | decimal.Decimal)), (
+            -v if ok and isinstance(v, int | decimal.Decimal) else None
+        )
     if isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal) and node.this.is_string:
         kind = node.to.this
         text = node.this.this

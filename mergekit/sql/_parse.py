@@ -193,7 +193,9 @@ def _column_def(col: exp.ColumnDef) -> ColumnDefinition:
     kind = col.args.get("kind")
     if kind is None:
         raise _syntax_error(f"column {col.name} has no type")
-    return ColumnDefinition(name=identifier_name(col.this), type_text=_type_text(kind), nullable=nullable, comment=comment)
+    return ColumnDefinition(
+        name=identifier_name(col.this), type_text=_type_text(kind), nullable=nullable, comment=comment
+    )
 
 
 def _properties(create: exp.Create) -> dict[str, Any]:
@@ -350,7 +352,9 @@ def _convert(tree: exp.Expression, text: str) -> Statement:
                             if isinstance(constraint.args.get("kind"), exp.PrimaryKeyColumnConstraint):
                                 pk.append(col.name)
                     elif isinstance(item, exp.PrimaryKey):
-                        pk.extend(identifier_name(c.this if isinstance(c, exp.Ordered) else c) for c in item.expressions)
+                        pk.extend(
+                            identifier_name(c.this if isinstance(c, exp.Ordered) else c) for c in item.expressions
+                        )
                     else:
                         raise _syntax_error(f"unsupported table element: {item.sql(dialect='trino')}")
             as_query = tree.expression

@@ -50,7 +50,9 @@ def _change_feed_ref(call: exp.Anonymous) -> TableRef:
         if not (isinstance(a, exp.Literal) and not a.is_string):
             from mergekit.errors import ErrorCode, MergekitError
 
-            raise MergekitError(ErrorCode.INVALID_FUNCTION_ARGUMENT, f"table_changes: version must be an integer literal, got {a.sql()}")
+            raise MergekitError(
+                ErrorCode.INVALID_FUNCTION_ARGUMENT, f"table_changes: version must be an integer literal, got {a.sql()}"
+            )
         numbers.append(int(a.this))
     parts = tuple(p.strip('"').lower() for p in str(args[0].this).split("."))
     return TableRef(

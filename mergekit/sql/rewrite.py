@@ -128,13 +128,9 @@ class JournalOptions:
 
     journal_suffix: str = attrs.field(default="_journal", converter=lambda s: str(s).lower())
     version_field: str = attrs.field(default="version_number", converter=lambda s: str(s).lower())
-    subsequent_version_field: str = attrs.field(
-        default="subsequent_version_number", converter=lambda s: str(s).lower()
-    )
+    subsequent_version_field: str = attrs.field(default="subsequent_version_number", converter=lambda s: str(s).lower())
     version_type: str = attrs.field(default=TIMESTAMP, converter=normalize_version_type)
-    default_key: tuple[str, ...] | None = attrs.field(
-        default=None, converter=lambda v: _key_list(v, "default_key")
-    )
+    default_key: tuple[str, ...] | None = attrs.field(default=None, converter=lambda v: _key_list(v, "default_key"))
     journal_tables: Mapping[str, tuple[str, ...] | None] = attrs.field(factory=dict, converter=_journal_tables)
 
     @classmethod
@@ -287,9 +283,7 @@ class _Rewriter:
         """The version one statement writes."""
         if self.options.version_type == TIMESTAMP:
             return exp.CurrentTimestamp()
-        latest = exp.Coalesce(
-            this=exp.Max(this=_col(self.options.version_field)), expressions=[exp.Literal.number(0)]
-        )
+        latest = exp.Coalesce(this=exp.Max(this=_col(self.options.version_field)), expressions=[exp.Literal.number(0)])
         select = exp.Select(expressions=[exp.Add(this=latest, expression=exp.Literal.number(1))]).from_(
             self.journal_table(info), copy=False
         )
@@ -459,7 +453,10 @@ class _Rewriter:
                 from_item = exp.Subquery(this=source, alias=_table_alias("src"))
             alias = from_item.alias_or_name
             body = exp.Select(
-                expressions=[exp.Column(this=exp.Star(), table=_ident(alias)), _alias(version, self.options.version_field)]
+                expressions=[
+                    exp.Column(this=exp.Star(), table=_ident(alias)),
+                    _alias(version, self.options.version_field),
+                ]
             ).from_(from_item, copy=False)
         return self.insert_into(info, [*columns, self.options.version_field], body)
 
@@ -481,18 +478,26 @@ class _Rewriter:
         if st.where is not None:
             where = exp.And(this=where, expression=_condition(self.expr(st.where.node)))
         v, sv = self.options.version_field, self.options.subsequent_version_field
-        new_rows = exp.Select(
-            expressions=[
-                *(_alias(assigned[c].copy(), c) if c in assigned else _col(c, alias) for c in columns),
-                _alias(self.version_expr(info), v),
-            ]
-        ).from_(self.versions(info, alias), copy=False).where(where.copy(), copy=False)
+        new_rows = (
+            exp.Select(
+                expressions=[
+                    *(_alias(assigned[c].copy(), c) if c in assigned else _col(c, alias) for c in columns),
+                    _alias(self.version_expr(info), v),
+                ]
+            )
+            .from_(self.versions(info, alias), copy=False)
+            .where(where.copy(), copy=False)
+        )
         moved = self.moved(info, assigned, alias)
         if moved is None:
             return self.insert_into(info, [*columns, v], new_rows)
         new_rows.select(_alias(exp.Null(), sv), copy=False)
-        tombstones = self.tombstones(info, columns, alias, self.versions(info, alias), exp.And(this=where, expression=moved))
-        return self.insert_into(info, [*columns, v, sv], exp.Union(this=new_rows, expression=tombstones, distinct=False))
+        tombstones = self.tombstones(
+            info, columns, alias, self.versions(info, alias), exp.And(this=where, expression=moved)
+        )
+        return self.insert_into(
+            info, [*columns, v, sv], exp.Union(this=new_rows, expression=tombstones, distinct=False)
+        )
 
     def tombstones(
         self,
@@ -626,9 +631,7 @@ class _Rewriter:
         insert_columns = [*columns, v]
         any_move = any(m is not None for m in moves)
         if any(deletes) or any_move:
-            projection.append(
-                _alias(case_of([version.copy() if d else exp.Null() for d in deletes], default=None), sv)
-            )
+            projection.append(_alias(case_of([version.copy() if d else exp.Null() for d in deletes], default=None), sv))
             insert_columns.append(sv)
         main = self._joined_select(info, t, source, on_copy, join_side, projection, _or([g.copy() for g in guards]))
         if not any_move:

@@ -74,7 +74,9 @@ def assert_same_rows(actual: list[Any], expected: list[Any], *, ordered: bool = 
     if ordered:
         assert a == e, f"rows differ:\n actual   {a}\n expected {e}"
     else:
-        assert Counter(a) == Counter(e), f"rows differ:\n actual   {sorted(map(repr, a))}\n expected {sorted(map(repr, e))}"
+        assert Counter(a) == Counter(e), (
+            f"rows differ:\n actual   {sorted(map(repr, a))}\n expected {sorted(map(repr, e))}"
+        )
 
 
 SCENARIOS = load_scenarios()

@@ -19,6 +19,9 @@ def test_connectors_lists_installed_plugins_with_their_behaviours():
     assert rows["journal"][3] == "CHANGE_ONLY_UPDATED_COLUMNS"
     assert "time travel" in rows["journal"][4] and "change feed" in rows["journal"][4]
     assert rows["journal"][5] == "compact, vacuum"
+    assert rows["partitioned"][1] == "mergekit-partitioned"
+    # the out-of-tree example, installed with `pip install ./examples/csvdir`, found through its entry point
+    assert rows["csvdir"][1:3] == ["mergekit-csvdir", "0.1.0"]
 
 
 def test_syntax_error_exits_1_before_spark_starts():

@@ -85,7 +85,9 @@ def test_catalog_errors(spark) -> None:
 def test_ddl(spark) -> None:
     engine = Engine(spark=spark, catalogs={"lake": {"connector": "memory"}})
     engine.execute("CREATE SCHEMA sales")
-    engine.execute("CREATE TABLE sales.orders (id BIGINT NOT NULL, total DECIMAL(10,2), at TIMESTAMP(3) WITH TIME ZONE)")
+    engine.execute(
+        "CREATE TABLE sales.orders (id BIGINT NOT NULL, total DECIMAL(10,2), at TIMESTAMP(3) WITH TIME ZONE)"
+    )
     assert engine.execute("DESCRIBE sales.orders").rows() == [
         ("id", "bigint", "not null", ""),
         ("total", "decimal(10, 2)", "", ""),

@@ -13,7 +13,9 @@ from tests.helpers import assert_rows
 
 @pytest.fixture
 def journal(spark, tmp_path) -> Engine:
-    engine = Engine(spark=spark, catalogs={"lake": {"connector": "journal", "warehouse": str(tmp_path), "version_type": "bigint"}})
+    engine = Engine(
+        spark=spark, catalogs={"lake": {"connector": "journal", "warehouse": str(tmp_path), "version_type": "bigint"}}
+    )
     yield engine
     engine.close()
 
@@ -57,8 +59,10 @@ def test_compact_keeps_reads_equal(journal: Engine) -> None:
     before = journal.execute("SELECT k, v FROM t").rows()
     journal.execute("CALL lake.system.compact(table => 't')")
     assert_rows(journal.execute("SELECT k, v FROM t").rows(), before)
-    journal.execute("MERGE INTO t USING (VALUES (BIGINT '1', 100), (BIGINT '500', 5)) s(k, v) ON t.k = s.k "
-                    "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT VALUES (s.k, s.v)")
+    journal.execute(
+        "MERGE INTO t USING (VALUES (BIGINT '1', 100), (BIGINT '500', 5)) s(k, v) ON t.k = s.k "
+        "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT VALUES (s.k, s.v)"
+    )
     assert journal.execute("SELECT v FROM t WHERE k IN (1, 500) ORDER BY k").rows() == [(100,), (5,)]
 
 

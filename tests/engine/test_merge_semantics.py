@@ -139,7 +139,11 @@ def test_explain_merge_prints_the_plan(engine: Engine, paradigm: str) -> None:
     assert "case 0: WHEN MATCHED -> UPDATE (op 3)" in text
     assert "case 1: WHEN NOT MATCHED BY SOURCE -> DELETE (op 2)" in text
     assert "duplicate match" in text
-    expected = "DeleteAndInsertMergeProcessor" if paradigm == "DELETE_ROW_AND_INSERT_ROW" else "ChangeOnlyUpdatedColumnsMergeProcessor"
+    expected = (
+        "DeleteAndInsertMergeProcessor"
+        if paradigm == "DELETE_ROW_AND_INSERT_ROW"
+        else "ChangeOnlyUpdatedColumnsMergeProcessor"
+    )
     assert expected in text
     assert "layout:" in text
 
@@ -154,7 +158,9 @@ def test_sinks_run_in_python_workers_not_the_driver(engine: Engine) -> None:
 
 
 def test_failing_sink_aborts_and_leaves_table_unchanged(spark, paradigm: str) -> None:
-    engine = Engine(spark=spark, catalogs={"lake": {"connector": "memory", "paradigm": paradigm, "fail_sink_on": "boom"}})
+    engine = Engine(
+        spark=spark, catalogs={"lake": {"connector": "memory", "paradigm": paradigm, "fail_sink_on": "boom"}}
+    )
     _setup(engine)
     memory = engine.catalog("lake")
     with pytest.raises(MergekitError) as info:
@@ -179,13 +185,18 @@ def test_update_of_partition_column_is_routed_by_new_value(spark) -> None:
         for part in fragment.partitions_seen:
             seen.setdefault(part, set()).add(fragment.sink_id)
     assert seen == {("r9",): seen[("r9",)]} and len(seen[("r9",)]) == 1
-    assert_rows(engine.execute("SELECT region, count(*) FROM p GROUP BY region").rows(), [("r0", 10), ("r2", 10), ("r3", 10), ("r9", 10)])
+    assert_rows(
+        engine.execute("SELECT region, count(*) FROM p GROUP BY region").rows(),
+        [("r0", 10), ("r2", 10), ("r3", 10), ("r9", 10)],
+    )
 
 
 def test_inserts_of_one_partition_reach_one_sink(spark) -> None:
     engine = Engine(spark=spark, catalogs={"lake": {"connector": "memory"}})
     engine.execute("CREATE TABLE p (id INTEGER, region VARCHAR) WITH (partitioned_by = ARRAY['region'])")
-    engine.execute("INSERT INTO p SELECT CAST(id AS INTEGER), concat('r', CAST(id % 5 AS VARCHAR)) FROM UNNEST(sequence(1, 500)) AS x(id)")
+    engine.execute(
+        "INSERT INTO p SELECT CAST(id AS INTEGER), concat('r', CAST(id % 5 AS VARCHAR)) FROM UNNEST(sequence(1, 500)) AS x(id)"
+    )
     owner: dict[tuple[str, ...], int] = {}
     for fragment in engine.catalog("lake").last_fragments:
         for part in fragment.partitions_seen:
@@ -241,7 +252,9 @@ def test_merge_unknown_and_repeated_columns(engine: Engine) -> None:
         engine.execute("MERGE INTO target t USING source s ON t.id = s.id WHEN MATCHED THEN UPDATE SET nope = 1")
     assert info.value.code is ErrorCode.COLUMN_NOT_FOUND
     with pytest.raises(MergekitError, match="Merge column name is specified more than once: name") as info:
-        engine.execute("MERGE INTO target t USING source s ON t.id = s.id WHEN MATCHED THEN UPDATE SET name = 'x', name = 'y'")
+        engine.execute(
+            "MERGE INTO target t USING source s ON t.id = s.id WHEN MATCHED THEN UPDATE SET name = 'x', name = 'y'"
+        )
     assert info.value.code is ErrorCode.DUPLICATE_COLUMN_NAME
 
 
@@ -259,7 +272,10 @@ def test_subqueries_in_merge_conditions_and_values(engine: Engine) -> None:
         "WHEN MATCHED AND s.id IN (SELECT id FROM source WHERE name = 'C') THEN UPDATE SET amount = (SELECT max(amount) FROM source) "
         "WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.name, (SELECT min(amount) FROM target))"
     )
-    assert_rows(engine.execute("SELECT * FROM target").rows(), [(1, "a", 10), (2, "b", 20), (3, "c", 55), (4, "d", 40), (5, "E", 10)])
+    assert_rows(
+        engine.execute("SELECT * FROM target").rows(),
+        [(1, "a", 10), (2, "b", 20), (3, "c", 55), (4, "d", 40), (5, "E", 10)],
+    )
 
 
 def test_insert_select_and_ctas(engine: Engine) -> None:
@@ -268,7 +284,9 @@ def test_insert_select_and_ctas(engine: Engine) -> None:
     assert result.row_count == 3
     assert engine.execute("DESCRIBE copy").rows() == [("id", "integer", "", ""), ("name", "varchar", "", "")]
     assert engine.execute("INSERT INTO copy SELECT id + 10, upper(name) FROM source").row_count == 3
-    assert_rows(engine.execute("SELECT * FROM copy").rows(), [(2, "b"), (3, "c"), (4, "d"), (11, "A"), (13, "C"), (15, "E")])
+    assert_rows(
+        engine.execute("SELECT * FROM copy").rows(), [(2, "b"), (3, "c"), (4, "d"), (11, "A"), (13, "C"), (15, "E")]
+    )
     with pytest.raises(MergekitError, match="Insert query has mismatched column types"):
         engine.execute("INSERT INTO copy SELECT name, id FROM source")
 

@@ -104,10 +104,13 @@ def main() -> None:
 
     spark = local_session(master="local[1]", shuffle_partitions=1)
     config = parse_config({"warehouse": warehouse, "version_type": "bigint"})
-    engine = Engine(spark=spark, catalogs={"lake": CrashConnector(catalog_name="lake", config=config, mode=mode,
-                                                                  marker_dir=marker_dir)})
+    engine = Engine(
+        spark=spark,
+        catalogs={"lake": CrashConnector(catalog_name="lake", config=config, mode=mode, marker_dir=marker_dir)},
+    )
     engine.register_dataframe(
-        "big", spark.range(rows).selectExpr("id + 500 AS id", "CAST(id % 7 AS INT) AS grp", "concat('new-', id) AS name")
+        "big",
+        spark.range(rows).selectExpr("id + 500 AS id", "CAST(id % 7 AS INT) AS grp", "concat('new-', id) AS name"),
     )
     try:
         engine.execute(

@@ -47,8 +47,12 @@ class JournalHarness:
 
     # -- DDL ----------------------------------------------------------------------------------------
 
-    def create(self, table: str, columns: Sequence[tuple[str, pa.DataType] | tuple[str, pa.DataType, str]],
-               key: Sequence[str] = ()) -> None:
+    def create(
+        self,
+        table: str,
+        columns: Sequence[tuple[str, pa.DataType] | tuple[str, pa.DataType, str]],
+        key: Sequence[str] = (),
+    ) -> None:
         cols = []
         for c in columns:
             cols.append(ColumnMetadata(name=c[0], type=c[1], type_name=c[2] if len(c) > 2 else None))
@@ -65,7 +69,9 @@ class JournalHarness:
 
     # -- writes ---------------------------------------------------------------------------------------
 
-    def page(self, handle: Any, rows: Sequence[tuple[int, Mapping[str, Any], Mapping[str, Any] | None]]) -> pa.RecordBatch:
+    def page(
+        self, handle: Any, rows: Sequence[tuple[int, Mapping[str, Any], Mapping[str, Any] | None]]
+    ) -> pa.RecordBatch:
         meta = self.metadata.get_table_metadata(session=self.session(), table_handle=handle)
         visible = [c for c in meta.columns if not c.hidden]
         row_id = self.metadata.get_merge_row_id_column_handle(session=self.session(), table_handle=handle)
@@ -120,7 +126,9 @@ class JournalHarness:
 
     # -- reads ----------------------------------------------------------------------------------------
 
-    def scan(self, handle: Any, columns: Sequence[str] | None = None, constraint: Constraint = ALL) -> tuple[list[dict], int]:
+    def scan(
+        self, handle: Any, columns: Sequence[str] | None = None, constraint: Constraint = ALL
+    ) -> tuple[list[dict], int]:
         meta = self.metadata.get_table_metadata(session=self.session(), table_handle=handle)
         handles = dict(self.metadata.get_column_handles(session=self.session(), table_handle=handle))
         row_id = self.metadata.get_merge_row_id_column_handle(session=self.session(), table_handle=handle)
@@ -146,16 +154,24 @@ class JournalHarness:
                 source.close()
         return rows, len(splits)
 
-    def read(self, table: str, columns: Sequence[str] | None = None, version: TableVersion | None = None,
-             sort: Sequence[str] | None = None) -> list[dict]:
+    def read(
+        self,
+        table: str,
+        columns: Sequence[str] | None = None,
+        version: TableVersion | None = None,
+        sort: Sequence[str] | None = None,
+    ) -> list[dict]:
         rows, _ = self.scan(self.handle(table, version), columns)
         key = sort or list(rows[0]) if rows else []
         return sorted(rows, key=lambda r: tuple((r[k] is None, r[k]) for k in key))
 
     def splits(self, table: str) -> list[Any]:
         h = self.handle(table)
-        return list(self.connector.get_split_manager().get_splits(
-            session=self.session(), table_handle=h, columns=[], constraint=ALL))
+        return list(
+            self.connector.get_split_manager().get_splits(
+                session=self.session(), table_handle=h, columns=[], constraint=ALL
+            )
+        )
 
     def call(self, procedure: str, **args: Any) -> Any:
         return self.connector.get_procedures()[procedure](session=self.session(), **args)

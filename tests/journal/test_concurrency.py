@@ -21,8 +21,12 @@ def _run(tmp_path, keys: list[int]) -> tuple[JournalHarness, list[int]]:
     lake.insert("counters", {"id": 1, "n": 0}, {"id": 2, "n": 0})
     start = str(tmp_path / "start")
     procs = [
-        subprocess.Popen([sys.executable, WORKER, warehouse, str(k), str(ROUNDS), start],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, WORKER, warehouse, str(k), str(ROUNDS), start],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for k in keys
     ]
     open(start, "w").close()

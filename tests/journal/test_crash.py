@@ -22,14 +22,13 @@ ROWS = 100_000  # source rows of the crashing MERGE (10 Arrow pages of 10k rows)
 
 
 def _engine(spark, warehouse: str) -> Engine:
-    return Engine(spark=spark, catalogs={"lake": {"connector": "journal", "warehouse": warehouse,
-                                                  "version_type": "bigint"}})
+    return Engine(
+        spark=spark, catalogs={"lake": {"connector": "journal", "warehouse": warehouse, "version_type": "bigint"}}
+    )
 
 
 def _data_files(warehouse: str) -> set[str]:
-    return {
-        os.path.join(d, n) for d, _, names in os.walk(warehouse) for n in names if n.endswith(".parquet")
-    }
+    return {os.path.join(d, n) for d, _, names in os.walk(warehouse) for n in names if n.endswith(".parquet")}
 
 
 def _state(spark, warehouse: str) -> dict:
@@ -38,8 +37,8 @@ def _state(spark, warehouse: str) -> dict:
         return {
             "rows": engine.execute("SELECT id, grp, name FROM t ORDER BY id").rows(),
             "journal": engine.execute(
-                "SELECT id, name, version_number, subsequent_version_number FROM t_journal "
-                "ORDER BY version_number, id").rows(),
+                "SELECT id, name, version_number, subsequent_version_number FROM t_journal ORDER BY version_number, id"
+            ).rows(),
         }
     finally:
         engine.close()
@@ -51,8 +50,9 @@ def table(spark, tmp_path):
     warehouse = str(tmp_path / "warehouse")
     engine = _engine(spark, warehouse)
     engine.execute("CREATE TABLE t (id BIGINT NOT NULL, grp INTEGER, name VARCHAR, PRIMARY KEY (id))")
-    engine.register_dataframe("seed", spark.range(1000).selectExpr("id", "CAST(id % 5 AS INT) AS grp",
-                                                                   "concat('old-', id) AS name"))
+    engine.register_dataframe(
+        "seed", spark.range(1000).selectExpr("id", "CAST(id % 5 AS INT) AS grp", "concat('old-', id) AS name")
+    )
     engine.execute("INSERT INTO t SELECT id, grp, name FROM seed")
     engine.execute("UPDATE t SET name = 'updated' WHERE id < 100")
     engine.execute("DELETE FROM t WHERE id >= 990")
@@ -65,7 +65,10 @@ def table(spark, tmp_path):
 def _start(mode: str, warehouse: str, markers: str) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, WORKER, mode, warehouse, markers, str(ROWS)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
 
 

@@ -9,7 +9,9 @@ import pytest
 
 pytestmark = pytest.mark.spark
 
-CONFORMANCE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "conformance", "journal_examples.json")
+CONFORMANCE = os.path.join(
+    os.path.dirname(__file__), "..", "..", "..", "shared", "conformance", "journal_examples.json"
+)
 if not os.path.exists(CONFORMANCE):
     CONFORMANCE = "/work/shared/conformance/journal_examples.json"
 
@@ -25,7 +27,7 @@ ADJUSTED = {
 def _options(notes: str) -> dict:
     if not notes.startswith("CONFIG="):
         return {}
-    cfg, _ = json.JSONDecoder().raw_decode(notes[len("CONFIG="):])
+    cfg, _ = json.JSONDecoder().raw_decode(notes[len("CONFIG=") :])
     options = {}
     if "journalVersionType" in cfg:
         options["version_type"] = cfg["journalVersionType"]
@@ -44,8 +46,11 @@ def _cases() -> list[dict]:
 def _engine(spark, tmp_path, **options):
     from mergekit import Engine
 
-    return Engine(spark=spark, catalogs={"lake": {"connector": "journal", "warehouse": str(tmp_path), **options}},
-                  default_catalog="lake")
+    return Engine(
+        spark=spark,
+        catalogs={"lake": {"connector": "journal", "warehouse": str(tmp_path), **options}},
+        default_catalog="lake",
+    )
 
 
 @pytest.mark.parametrize("case", _cases(), ids=lambda c: c["id"])
@@ -84,10 +89,13 @@ def test_seed_examples_through_sql(spark, tmp_path):
     engine = _engine(spark, tmp_path, version_type="bigint")
     try:
         engine.execute("CREATE SCHEMA hr")
-        engine.execute("CREATE TABLE hr.depts (deptno INTEGER NOT NULL, department_name VARCHAR NOT NULL, "
-                       "PRIMARY KEY (deptno))")
-        journal = "SELECT deptno, department_name, version_number, subsequent_version_number FROM hr.depts_journal " \
-                  "ORDER BY version_number"
+        engine.execute(
+            "CREATE TABLE hr.depts (deptno INTEGER NOT NULL, department_name VARCHAR NOT NULL, PRIMARY KEY (deptno))"
+        )
+        journal = (
+            "SELECT deptno, department_name, version_number, subsequent_version_number FROM hr.depts_journal "
+            "ORDER BY version_number"
+        )
         assert engine.execute("INSERT INTO hr.depts (deptno, department_name) VALUES (666, 'Pivotal')").row_count == 1
         assert engine.execute(journal).rows() == [(666, "Pivotal", 1, None)]
         assert engine.execute("UPDATE hr.depts SET department_name='New Name' WHERE deptno = 666").row_count == 1
@@ -95,7 +103,10 @@ def test_seed_examples_through_sql(spark, tmp_path):
         assert engine.execute("SELECT * FROM hr.depts").rows() == [(666, "New Name")]
         assert engine.execute("DELETE FROM hr.depts WHERE deptno=666").row_count == 1
         assert engine.execute(journal).rows() == [
-            (666, "Pivotal", 1, None), (666, "New Name", 2, None), (666, "New Name", 3, 3)]
+            (666, "Pivotal", 1, None),
+            (666, "New Name", 2, None),
+            (666, "New Name", 3, 3),
+        ]
         assert engine.execute("SELECT * FROM hr.depts").rows() == []
     finally:
         engine.close()
@@ -113,10 +124,15 @@ def test_merge_keys_conflicts_and_time_travel_through_sql(spark, tmp_path):
         res = engine.execute(
             "MERGE INTO t USING (VALUES (1, 'x'), (2, NULL), (4, 'd')) AS s(id, v) ON t.id = s.id "
             "WHEN MATCHED AND s.v IS NULL THEN DELETE WHEN MATCHED THEN UPDATE SET v = s.v "
-            "WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v)")
+            "WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v)"
+        )
         assert res.row_count == 3
         assert engine.execute("SELECT * FROM t ORDER BY id").rows() == [(1, "x"), (3, "c"), (4, "d")]
-        assert engine.execute("SELECT * FROM t FOR VERSION AS OF 1 ORDER BY id").rows() == [(1, "a"), (2, "b"), (3, "c")]
+        assert engine.execute("SELECT * FROM t FOR VERSION AS OF 1 ORDER BY id").rows() == [
+            (1, "a"),
+            (2, "b"),
+            (3, "c"),
+        ]
         engine.execute("UPDATE t SET id = id + 10 WHERE id = 3")
         assert engine.execute("SELECT id FROM t ORDER BY id").rows() == [(1,), (4,), (13,)]
     finally:

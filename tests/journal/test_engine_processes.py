@@ -23,8 +23,9 @@ DISJOINT_ROUNDS = 20
 
 
 def _engine(spark, warehouse: str) -> Engine:
-    return Engine(spark=spark, catalogs={"lake": {"connector": "journal", "warehouse": warehouse,
-                                                  "version_type": "bigint"}})
+    return Engine(
+        spark=spark, catalogs={"lake": {"connector": "journal", "warehouse": warehouse, "version_type": "bigint"}}
+    )
 
 
 class _Writers:
@@ -91,27 +92,35 @@ def test_two_processes_same_key_and_disjoint_keys(spark, tmp_path):
         same_done = time.perf_counter() - t0
 
         for _ in range(DISJOINT_ROUNDS):
-            results = writers.round(["UPDATE t SET v = v + 1 WHERE k = 2", "UPDATE t SET v = v + 1 WHERE k = 3"],
-                                    pin=True)
+            results = writers.round(
+                ["UPDATE t SET v = v + 1 WHERE k = 2", "UPDATE t SET v = v + 1 WHERE k = 3"], pin=True
+            )
             # Disjoint keys: both commit, on the same snapshot, without a conflict.
             assert [r["outcomes"] for r in results] == [["commit"], ["commit"]]
     finally:
         writers.stop()
     elapsed = time.perf_counter() - t0
-    print(f"\nstart {started:.1f}s, {ROUNDS} same-key rounds {same_done - started:.1f}s, "
-          f"{DISJOINT_ROUNDS} disjoint rounds {elapsed - same_done:.1f}s")
+    print(
+        f"\nstart {started:.1f}s, {ROUNDS} same-key rounds {same_done - started:.1f}s, "
+        f"{DISJOINT_ROUNDS} disjoint rounds {elapsed - same_done:.1f}s"
+    )
 
     assert conflicts == ROUNDS and commits == 2 * ROUNDS
     check = _engine(spark, warehouse)
     try:
         # No lost update: the counter equals the number of successful commits on it.
-        assert check.execute("SELECT k, v FROM t ORDER BY k").rows() == [(1, commits), (2, DISJOINT_ROUNDS), (3, DISJOINT_ROUNDS)]
+        assert check.execute("SELECT k, v FROM t ORDER BY k").rows() == [
+            (1, commits),
+            (2, DISJOINT_ROUNDS),
+            (3, DISJOINT_ROUNDS),
+        ]
         # ...and every commit applied on top of the previous one: versions 1..N carry v = 0..N-1 for key 1.
-        history = check.execute(
-            "SELECT version_number, v FROM t_journal WHERE k = 1 ORDER BY version_number").rows()
+        history = check.execute("SELECT version_number, v FROM t_journal WHERE k = 1 ORDER BY version_number").rows()
         assert [v for _, v in history] == list(range(commits + 1))
         assert [n for n, _ in history] == sorted({n for n, _ in history})
         # One version per commit: the insert, 2 * ROUNDS same-key commits and 2 * DISJOINT_ROUNDS disjoint ones.
-        assert check.execute("SELECT max(version_number) FROM t_journal").rows() == [(1 + 2 * ROUNDS + 2 * DISJOINT_ROUNDS,)]
+        assert check.execute("SELECT max(version_number) FROM t_journal").rows() == [
+            (1 + 2 * ROUNDS + 2 * DISJOINT_ROUNDS,)
+        ]
     finally:
         check.close()

@@ -162,25 +162,35 @@ def test_time_travel_by_version_and_timestamp(t):
 
 
 def _changes(lake, from_version, to_version=None):
-    h = lake.metadata.get_changes_handle(session=lake.session(), table=lake.handle("t").table,
-                                         from_version=from_version, to_version=to_version)
+    h = lake.metadata.get_changes_handle(
+        session=lake.session(), table=lake.handle("t").table, from_version=from_version, to_version=to_version
+    )
     rows, _ = lake.scan(h, ["id", "name", "_change_type", "_commit_version"])
     return sorted((r["_commit_version"], r["_change_type"], r["id"], r["name"]) for r in rows)
 
 
 def test_change_feed(t):
-    t.update("t", {"id": 1}, {"id": 1, "name": "u"})                     # version 2
-    t.delete("t", {"id": 2}, {"id": 2, "name": "n2"})                    # version 3
+    t.update("t", {"id": 1}, {"id": 1, "name": "u"})  # version 2
+    t.delete("t", {"id": 2}, {"id": 2, "name": "n2"})  # version 3
     t.merge("t", [(UPDATE, {"id": 30, "name": "n3"}, {"id": 3})], update_columns=["id"])  # version 4: key move
-    t.metadata.truncate_table(session=t.session(), table_handle=t.handle("t"))           # version 5
+    t.metadata.truncate_table(session=t.session(), table_handle=t.handle("t"))  # version 5
     assert _changes(t, 2, 4) == [
-        (2, "update", 1, "u"), (3, "delete", 2, "n2"), (4, "delete", 3, "n3"), (4, "insert", 30, "n3")]
+        (2, "update", 1, "u"),
+        (3, "delete", 2, "n2"),
+        (4, "delete", 3, "n3"),
+        (4, "insert", 30, "n3"),
+    ]
     assert [c for c in _changes(t, 1) if c[0] == 1] == [(1, "insert", i, f"n{i}") for i in range(1, 6)]
     assert [c for c in _changes(t, 5)] == [
-        (5, "delete", 1, "u"), (5, "delete", 4, "n4"), (5, "delete", 5, "n5"), (5, "delete", 30, "n3")]
+        (5, "delete", 1, "u"),
+        (5, "delete", 4, "n4"),
+        (5, "delete", 5, "n5"),
+        (5, "delete", 30, "n3"),
+    ]
     meta = t.metadata.get_table_metadata(
         session=t.session(),
-        table_handle=t.metadata.get_changes_handle(session=t.session(), table=t.handle("t").table, from_version=0))
+        table_handle=t.metadata.get_changes_handle(session=t.session(), table=t.handle("t").table, from_version=0),
+    )
     assert [c.name for c in meta.columns] == ["id", "name", "_change_type", "_commit_version", "_commit_timestamp"]
     with pytest.raises(MergekitError):
         t.metadata.get_changes_handle(session=t.session(), table=t.handle("t").table, from_version=9)
@@ -240,8 +250,9 @@ def test_compaction_retention_drops_old_history_and_vacuum_expires_files(t):
 def test_add_column_truncate_and_drop(t):
     from mergekit.spi import ColumnMetadata
 
-    t.metadata.add_column(session=t.session(), table_handle=t.handle("t"),
-                          column=ColumnMetadata(name="extra", type=pa.int32()))
+    t.metadata.add_column(
+        session=t.session(), table_handle=t.handle("t"), column=ColumnMetadata(name="extra", type=pa.int32())
+    )
     t.insert("t", {"id": 9, "name": "n9", "extra": 7})
     rows = t.read("t")
     assert rows[0] == {"id": 1, "name": "n1", "extra": None} and rows[-1] == {"id": 9, "name": "n9", "extra": 7}

@@ -20,7 +20,11 @@ def _create_seed_journal(lake, version_type: str) -> None:
         [
             ("deptno", pa.int32(), "integer"),
             ("version_number", pa.int64() if version_type == "bigint" else pa.timestamp("us", tz="UTC"), version_type),
-            ("subsequent_version_number", pa.int64() if version_type == "bigint" else pa.timestamp("us", tz="UTC"), version_type),
+            (
+                "subsequent_version_number",
+                pa.int64() if version_type == "bigint" else pa.timestamp("us", tz="UTC"),
+                version_type,
+            ),
             ("department_name", pa.string(), "varchar"),
         ],
         key=["deptno", "version_number"],
@@ -34,10 +38,16 @@ def test_seed_examples_on_hr_depts(make_harness, version_type):
     meta = lake.metadata.get_table_metadata(session=lake.session(), table_handle=lake.handle("hr.depts"))
     assert meta.primary_key == ("deptno",)
     assert [c.name for c in meta.columns if not c.hidden] == ["deptno", "department_name"]
-    journal_meta = lake.metadata.get_table_metadata(session=lake.session(), table_handle=lake.handle("hr.depts_journal"))
+    journal_meta = lake.metadata.get_table_metadata(
+        session=lake.session(), table_handle=lake.handle("hr.depts_journal")
+    )
     # The journal keeps the declared column order (the seed lets the metadata columns sit anywhere).
     assert [c.name for c in journal_meta.columns] == [
-        "deptno", "version_number", "subsequent_version_number", "department_name"]
+        "deptno",
+        "version_number",
+        "subsequent_version_number",
+        "department_name",
+    ]
 
     # 1. INSERT INTO hr.depts (deptno, department_name) VALUES (666, 'Pivotal')
     lake.merge("hr.depts", [(INSERT, {"deptno": 666, "department_name": "Pivotal"}, None)])
@@ -46,11 +56,16 @@ def test_seed_examples_on_hr_depts(make_harness, version_type):
     v1 = j1[0]["version_number"]
 
     # 2. UPDATE hr.depts SET department_name='New Name' WHERE deptno = 666: a new version, old one untouched
-    lake.merge("hr.depts", [(UPDATE, {"deptno": 666, "department_name": "New Name"}, {"deptno": 666})],
-               update_columns=["department_name"])
+    lake.merge(
+        "hr.depts",
+        [(UPDATE, {"deptno": 666, "department_name": "New Name"}, {"deptno": 666})],
+        update_columns=["department_name"],
+    )
     j2 = lake.read("hr.depts_journal", JOURNAL, sort=["version_number"])
     assert [(r["deptno"], r["department_name"], r["subsequent_version_number"]) for r in j2] == [
-        (666, "Pivotal", None), (666, "New Name", None)]
+        (666, "Pivotal", None),
+        (666, "New Name", None),
+    ]
     v2 = j2[1]["version_number"]
     assert j2[0]["version_number"] == v1 and v2 > v1
 
@@ -98,9 +113,15 @@ def test_listed_table_without_key_is_rejected(make_harness):
     # J37: journal_tables lists the table with no key and there is no default key.
     lake = make_harness(journal_tables={"items": None})
     with pytest.raises(MergekitError, match="No primary key given for table: items"):
-        lake.create("items_journal", [("id", pa.int32()), ("name", pa.string()),
-                                      ("version_number", pa.int64(), "bigint"),
-                                      ("subsequent_version_number", pa.int64(), "bigint")])
+        lake.create(
+            "items_journal",
+            [
+                ("id", pa.int32()),
+                ("name", pa.string()),
+                ("version_number", pa.int64(), "bigint"),
+                ("subsequent_version_number", pa.int64(), "bigint"),
+            ],
+        )
 
 
 def test_config_errors_use_the_seed_messages(make_harness):
@@ -112,9 +133,15 @@ def test_config_errors_use_the_seed_messages(make_harness):
 
 def test_key_from_journal_tables_and_default_key(make_harness):
     lake = make_harness(journal_tables={"emps": ["empid"]}, default_key=["id"], version_type="bigint")
-    lake.create("emps_journal", [("empid", pa.int32()), ("deptno", pa.int32()),
-                                 ("version_number", pa.int64(), "bigint"),
-                                 ("subsequent_version_number", pa.int64(), "bigint")])
+    lake.create(
+        "emps_journal",
+        [
+            ("empid", pa.int32()),
+            ("deptno", pa.int32()),
+            ("version_number", pa.int64(), "bigint"),
+            ("subsequent_version_number", pa.int64(), "bigint"),
+        ],
+    )
     lake.create("things", [("id", pa.int64()), ("v", pa.string())])
     for t, key in (("emps", ("empid",)), ("things", ("id",))):
         meta = lake.metadata.get_table_metadata(session=lake.session(), table_handle=lake.handle(t))

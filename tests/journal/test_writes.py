@@ -15,8 +15,9 @@ COLS = [("id", pa.int64()), ("name", pa.string()), ("qty", pa.int32())]
 def items(make_harness):
     lake = make_harness(version_type="bigint")
     lake.create("items", COLS, key=["id"])
-    lake.insert("items", {"id": 1, "name": "a", "qty": 10}, {"id": 2, "name": "b", "qty": 20},
-                {"id": 3, "name": "c", "qty": 30})
+    lake.insert(
+        "items", {"id": 1, "name": "a", "qty": 10}, {"id": 2, "name": "b", "qty": 20}, {"id": 3, "name": "c", "qty": 30}
+    )
     return lake
 
 
@@ -42,7 +43,10 @@ def test_deleted_key_may_be_inserted_again(items):
     assert items.read("items")[1] == {"id": 2, "name": "again", "qty": 1}
     journal = items.read("items_journal", sort=["version_number"])
     assert [(r["id"], r["version_number"], r["subsequent_version_number"]) for r in journal if r["id"] == 2] == [
-        (2, 1, None), (2, 2, 2), (2, 3, None)]
+        (2, 1, None),
+        (2, 2, 2),
+        (2, 3, None),
+    ]
 
 
 def test_null_key_is_rejected(items):
@@ -55,7 +59,9 @@ def test_update_of_key_column_moves_the_row(items):
     items.merge("items", [(UPDATE, {"id": 40, "name": "c", "qty": 30}, {"id": 3})], update_columns=["id"])
     assert [r["id"] for r in items.read("items")] == [1, 2, 40]
     journal = items.read("items_journal", sort=["version_number", "id"])
-    moved = [(r["id"], r["version_number"], r["subsequent_version_number"]) for r in journal if r["version_number"] == 2]
+    moved = [
+        (r["id"], r["version_number"], r["subsequent_version_number"]) for r in journal if r["version_number"] == 2
+    ]
     assert moved == [(3, 2, 2), (40, 2, None)]  # tombstone under the old key, version under the new one
 
 
@@ -63,20 +69,32 @@ def test_key_move_onto_live_key_is_rejected_but_swap_is_allowed(items):
     with pytest.raises(ConstraintViolationError):
         items.merge("items", [(UPDATE, {"id": 2, "name": "a"}, {"id": 1})], update_columns=["id"])
     # Swapping two keys in one statement: each arrival finds its key departing in the same statement.
-    items.merge("items", [(UPDATE, {"id": 2, "name": "a", "qty": 10}, {"id": 1}),
-                          (UPDATE, {"id": 1, "name": "b", "qty": 20}, {"id": 2})], update_columns=["id"])
+    items.merge(
+        "items",
+        [
+            (UPDATE, {"id": 2, "name": "a", "qty": 10}, {"id": 1}),
+            (UPDATE, {"id": 1, "name": "b", "qty": 20}, {"id": 2}),
+        ],
+        update_columns=["id"],
+    )
     assert [(r["id"], r["name"]) for r in items.read("items")] == [(1, "b"), (2, "a"), (3, "c")]
 
 
 def test_merge_with_all_operations_writes_one_version(items):
     items.merge(
         "items",
-        [(UPDATE, {"id": 1, "name": "a2", "qty": 11}, {"id": 1}), (DELETE, {"id": 2, "name": "b", "qty": 20}, {"id": 2})],
+        [
+            (UPDATE, {"id": 1, "name": "a2", "qty": 11}, {"id": 1}),
+            (DELETE, {"id": 2, "name": "b", "qty": 20}, {"id": 2}),
+        ],
         [(INSERT, {"id": 4, "name": "d", "qty": 40}, None)],
         update_columns=["name", "qty"],
     )
     assert items.read("items") == [
-        {"id": 1, "name": "a2", "qty": 11}, {"id": 3, "name": "c", "qty": 30}, {"id": 4, "name": "d", "qty": 40}]
+        {"id": 1, "name": "a2", "qty": 11},
+        {"id": 3, "name": "c", "qty": 30},
+        {"id": 4, "name": "d", "qty": 40},
+    ]
     assert sorted(r["id"] for r in items.read("items_journal") if r["version_number"] == 2) == [1, 2, 4]
     assert items.handle("items").snapshot_seq == 2
 
@@ -101,14 +119,22 @@ def test_filters_apply_after_latest_version_selection(items):
 def test_composite_key(make_harness):
     lake = make_harness()
     lake.create("emp", [("dept", pa.string()), ("no", pa.int32()), ("name", pa.string())], key=["dept", "no"])
-    lake.insert("emp", {"dept": "a", "no": 1, "name": "x"}, {"dept": "a", "no": 2, "name": "y"},
-                {"dept": "b", "no": 1, "name": "z"})
+    lake.insert(
+        "emp",
+        {"dept": "a", "no": 1, "name": "x"},
+        {"dept": "a", "no": 2, "name": "y"},
+        {"dept": "b", "no": 1, "name": "z"},
+    )
     lake.update("emp", {"dept": "a", "no": 2}, {"dept": "a", "no": 2, "name": "y2"})
     with pytest.raises(ConstraintViolationError, match=r"\(dept, no\)=\('b', 1\)"):
         lake.insert("emp", {"dept": "b", "no": 1, "name": "dup"})
     lake.insert("emp", {"dept": "b", "no": 2, "name": "w"})
     assert [(r["dept"], r["no"], r["name"]) for r in lake.read("emp", sort=["dept", "no"])] == [
-        ("a", 1, "x"), ("a", 2, "y2"), ("b", 1, "z"), ("b", 2, "w")]
+        ("a", 1, "x"),
+        ("a", 2, "y2"),
+        ("b", 1, "z"),
+        ("b", 2, "w"),
+    ]
 
 
 def test_table_without_key_gets_hidden_row_ids(lake):
@@ -120,8 +146,11 @@ def test_table_without_key_gets_hidden_row_ids(lake):
     assert len({r["_row_id"] for r in rows}) == 3
     # UPDATE and DELETE address rows by the hidden id, even with equal business values.
     first, second = rows[0]["_row_id"], rows[1]["_row_id"]
-    lake.merge("logs", [(UPDATE, {"msg": "a!"}, {"_row_id": first}), (DELETE, {"msg": "a"}, {"_row_id": second})],
-               update_columns=["msg"])
+    lake.merge(
+        "logs",
+        [(UPDATE, {"msg": "a!"}, {"_row_id": first}), (DELETE, {"msg": "a"}, {"_row_id": second})],
+        update_columns=["msg"],
+    )
     assert sorted(r["msg"] for r in lake.read("logs")) == ["a!", "b"]
     lake.insert("logs", {"msg": "c"})
     ids = [r["_row_id"] for r in lake.read("logs", ["_row_id"])]
@@ -139,18 +168,52 @@ def test_row_id_column_is_a_struct_of_the_key(items):
 def test_raw_journal_inserts_follow_the_seed_fixtures(make_harness):
     # J01's setup writes versions straight into emps_journal; <t> then shows the latest live version per key.
     lake = make_harness(version_type="bigint", journal_tables={"emps": ["empid"]})
-    lake.create("emps_journal", [("empid", pa.int32()), ("deptno", pa.int32()),
-                                 ("version_number", pa.int64(), "bigint"),
-                                 ("subsequent_version_number", pa.int64(), "bigint"),
-                                 ("first_name", pa.string()), ("last_name", pa.string())])
+    lake.create(
+        "emps_journal",
+        [
+            ("empid", pa.int32()),
+            ("deptno", pa.int32()),
+            ("version_number", pa.int64(), "bigint"),
+            ("subsequent_version_number", pa.int64(), "bigint"),
+            ("first_name", pa.string()),
+            ("last_name", pa.string()),
+        ],
+    )
 
     def raw(*rows):
-        lake.merge("emps_journal", [(INSERT, dict(zip(
-            ["empid", "deptno", "version_number", "subsequent_version_number", "first_name", "last_name"], r, strict=False)), None)
-            for r in rows])
+        lake.merge(
+            "emps_journal",
+            [
+                (
+                    INSERT,
+                    dict(
+                        zip(
+                            [
+                                "empid",
+                                "deptno",
+                                "version_number",
+                                "subsequent_version_number",
+                                "first_name",
+                                "last_name",
+                            ],
+                            r,
+                            strict=False,
+                        )
+                    ),
+                    None,
+                )
+                for r in rows
+            ],
+        )
 
-    raw((1, 1, 1, None, "Peter", "Pan"), (2, 1, 1, None, "Ian", "Bibian"), (3, 2, 1, None, "Victor", "Strugatski"),
-        (4, 2, 1, None, "Stan", "Ban"), (5, 2, 1, None, "Dimitar", "Gergov"), (6, 4, 1, None, "Ivan", "Baraban"))
+    raw(
+        (1, 1, 1, None, "Peter", "Pan"),
+        (2, 1, 1, None, "Ian", "Bibian"),
+        (3, 2, 1, None, "Victor", "Strugatski"),
+        (4, 2, 1, None, "Stan", "Ban"),
+        (5, 2, 1, None, "Dimitar", "Gergov"),
+        (6, 4, 1, None, "Ivan", "Baraban"),
+    )
     raw((1, 2, 2, None, "Peter", "Pan"))
     raw((5, 2, 2, 2, "Dimitar", "Gergov"))
     assert [r["empid"] for r in lake.read("emps", ["empid"])] == [1, 2, 3, 4, 6]  # J01

@@ -44,7 +44,9 @@ class FailingSinkProvider(ConnectorPageSinkProvider):
         self.marker = marker
 
     def create_merge_sink(self, *, session: ConnectorSession, merge_handle: Any, sink_id: int) -> ConnectorMergeSink:
-        return FailingSink(self.inner.create_merge_sink(session=session, merge_handle=merge_handle, sink_id=sink_id), self.marker)
+        return FailingSink(
+            self.inner.create_merge_sink(session=session, merge_handle=merge_handle, sink_id=sink_id), self.marker
+        )
 
 
 class FailingJournal(Connector):

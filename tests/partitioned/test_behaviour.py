@@ -44,8 +44,9 @@ def test_query_pruning_reads_only_matching_children(engine) -> None:
 def test_merge_and_update_pruning(engine) -> None:
     run = engine.execute
     _range_table(run)
-    res = run("MERGE INTO m t USING (VALUES (12, 'Q')) s(a, b) ON t.a = s.a AND t.a = 12 "
-              "WHEN MATCHED THEN UPDATE SET b = s.b")
+    res = run(
+        "MERGE INTO m t USING (VALUES (12, 'Q')) s(a, b) ON t.a = s.a AND t.a = 12 WHEN MATCHED THEN UPDATE SET b = s.b"
+    )
     assert res.row_count == 1
     (target,) = [s for s in res.metrics["scans"] if s.get("target")]
     assert target["splits"] == 1
@@ -71,10 +72,12 @@ def test_update_moves_rows_between_children_in_one_commit(engine) -> None:
 def test_merge_routes_inserts_updates_and_deletes(engine) -> None:
     run = engine.execute
     _range_table(run)
-    res = run("MERGE INTO m t USING (VALUES (1, 'del'), (12, 'move'), (5, 'new')) s(a, b) ON t.a = s.a "
-              "WHEN MATCHED AND s.b = 'del' THEN DELETE "
-              "WHEN MATCHED THEN UPDATE SET a = 25, b = s.b "
-              "WHEN NOT MATCHED THEN INSERT VALUES (s.a, s.b)")
+    res = run(
+        "MERGE INTO m t USING (VALUES (1, 'del'), (12, 'move'), (5, 'new')) s(a, b) ON t.a = s.a "
+        "WHEN MATCHED AND s.b = 'del' THEN DELETE "
+        "WHEN MATCHED THEN UPDATE SET a = 25, b = s.b "
+        "WHEN NOT MATCHED THEN INSERT VALUES (s.a, s.b)"
+    )
     assert res.row_count == 3
     assert_rows(run("SELECT a, b FROM c0").rows(), [(2, "y"), (5, "new")])
     assert_rows(run("SELECT a, b FROM c1").rows(), [(11, "p")])
@@ -90,7 +93,9 @@ def test_failing_child_sink_leaves_every_child_unchanged(spark, tmp_path) -> Non
     failing.register()
     journal = JournalConnectorFactory().create(catalog_name="lake", config={"warehouse": str(tmp_path / "wh")})
     base = failing.FailingJournal(journal, marker="boom")
-    engine = Engine(spark=spark, catalogs={"lake": {"connector": "partitioned", "base": base, "warehouse": str(tmp_path / "wh")}})
+    engine = Engine(
+        spark=spark, catalogs={"lake": {"connector": "partitioned", "base": base, "warehouse": str(tmp_path / "wh")}}
+    )
     try:
         run = engine.execute
         _range_table(run)
@@ -125,8 +130,11 @@ def test_failing_commit_of_one_child_leaves_every_child_unchanged(engine) -> Non
 def test_no_partitions_and_not_updatable(engine) -> None:
     run = engine.execute
     run("CREATE MERGE TABLE r (a int) PARTITION BY RANGE ON (a)")
-    for statement, prefix in (("INSERT INTO r VALUES (1)", "INSERT INTO: "), ("DELETE FROM r", "DELETE FROM: "),
-                              ("UPDATE r SET a = 2", "UPDATE: ")):
+    for statement, prefix in (
+        ("INSERT INTO r VALUES (1)", "INSERT INTO: "),
+        ("DELETE FROM r", "DELETE FROM: "),
+        ("UPDATE r SET a = 2", "UPDATE: "),
+    ):
         with pytest.raises(MergekitError) as info:
             run(statement)
         assert str(info.value) == f"[PARTITION_NOT_FOUND] {prefix}range partitioned table 'r' has no partitions set"
@@ -148,20 +156,33 @@ def test_validation_messages(engine) -> None:
             run(statement)
         assert text in str(info.value), str(info.value)
 
-    fails("CREATE MERGE TABLE f (a double) PARTITION BY RANGE ON (a)", "column type double not yet supported for the partition column")
-    fails("CREATE MERGE TABLE f (a int) PARTITION BY RANGE USING (a / 2.0E0)", "not yet supported for the partition expression")
+    fails(
+        "CREATE MERGE TABLE f (a double) PARTITION BY RANGE ON (a)",
+        "column type double not yet supported for the partition column",
+    )
+    fails(
+        "CREATE MERGE TABLE f (a int) PARTITION BY RANGE USING (a / 2.0E0)",
+        "not yet supported for the partition expression",
+    )
     fails("CREATE MERGE TABLE f (a int) PARTITION BY RANGE USING (SUM(a))", "aggregate functions not allowed")
     run("CREATE MERGE TABLE m (a int, b varchar) PARTITION BY VALUES ON (a)")
     run("CREATE TABLE c1 (a int, b varchar)")
     run("CREATE TABLE c2 (a int, b varchar)")
     run("CREATE TABLE bad (a bigint, b varchar)")
-    fails("ALTER TABLE m ADD TABLE bad AS PARTITION IN (1)", "to be added table doesn't match LIST PARTITION TABLE definition")
-    fails("ALTER TABLE m ADD TABLE c1 AS PARTITION FROM 1 TO 2", "cannot add range partition into a list partition table")
+    fails(
+        "ALTER TABLE m ADD TABLE bad AS PARTITION IN (1)",
+        "to be added table doesn't match LIST PARTITION TABLE definition",
+    )
+    fails(
+        "ALTER TABLE m ADD TABLE c1 AS PARTITION FROM 1 TO 2", "cannot add range partition into a list partition table"
+    )
     fails("ALTER TABLE m ADD TABLE c1", "a value partition is required while adding under a LIST PARTITION TABLE")
     fails("ALTER TABLE m ADD TABLE c1 AS PARTITION IN ('abc')", "")
     run("ALTER TABLE m ADD TABLE c1 AS PARTITION IN (1, 2) WITH NULL VALUES")
     fails("ALTER TABLE m ADD TABLE c1 AS PARTITION IN (3)", "is already part of LIST PARTITION TABLE")
-    fails("ALTER TABLE m ADD TABLE c2 AS PARTITION FOR NULL VALUES", "conflicting with the existing partition default.c1")
+    fails(
+        "ALTER TABLE m ADD TABLE c2 AS PARTITION FOR NULL VALUES", "conflicting with the existing partition default.c1"
+    )
     fails("DROP TABLE c1", "unable to drop table default.c1")
     fails("ALTER TABLE m ADD TABLE m AS PARTITION IN (9)", "")
     run("CREATE MERGE TABLE outer_m (a int, b varchar) PARTITION BY VALUES ON (a)")

@@ -83,8 +83,10 @@ STEPS: list[Step] = [
         "INSERT INTO items VALUES ('eu', 1, 'bolt', 10, 1.50), ('eu', 2, 'nut', 20, 0.25), "
         "('us', 1, 'bolt', 5, 1.60), ('us', 2, 'screw', 0, NULL), ('apac', 1, 'gear', 3, 12.00)"
     ),
-    Step("INSERT INTO staging (region, id, qty, price) VALUES ('eu', 1, 15, 1.55), ('eu', 3, 7, 2.00), "
-         "('us', 2, 9, 0.99), ('apac', 9, 1, 5.00)"),
+    Step(
+        "INSERT INTO staging (region, id, qty, price) VALUES ('eu', 1, 15, 1.55), ('eu', 3, 7, 2.00), "
+        "('us', 2, 9, 0.99), ('apac', 9, 1, 5.00)"
+    ),
     # UPDATE, DELETE
     Step("UPDATE emps SET salary = salary + 10 WHERE deptno = 2"),
     Step("UPDATE emps SET deptno = 2 WHERE empid = 1"),
@@ -95,11 +97,15 @@ STEPS: list[Step] = [
     Step("INSERT INTO emps (empid, deptno, first_name, last_name, salary) VALUES (5, 3, 'Dimitar', 'Again', 130)"),
     # subqueries
     Step("UPDATE emps SET salary = (SELECT MAX(salary) FROM emps) WHERE empid = 6"),
-    Step("UPDATE emps SET last_name = last_name || '-x' WHERE deptno IN "
-         "(SELECT deptno FROM depts WHERE department_name = 'R&D')"),
+    Step(
+        "UPDATE emps SET last_name = last_name || '-x' WHERE deptno IN "
+        "(SELECT deptno FROM depts WHERE department_name = 'R&D')"
+    ),
     Step("DELETE FROM depts WHERE deptno NOT IN (SELECT deptno FROM emps)"),
-    Step("SELECT d.deptno, COUNT(*) FROM emps AS e JOIN depts AS d ON e.deptno = d.deptno GROUP BY d.deptno "
-         "HAVING COUNT(*) > 1"),
+    Step(
+        "SELECT d.deptno, COUNT(*) FROM emps AS e JOIN depts AS d ON e.deptno = d.deptno GROUP BY d.deptno "
+        "HAVING COUNT(*) > 1"
+    ),
     # MERGE
     Step(
         "MERGE INTO items t USING staging s ON t.region = s.region AND t.id = s.id "
@@ -120,8 +126,10 @@ STEPS: list[Step] = [
     ),
     Step("UPDATE items SET id = id + 100 WHERE region = 'eu'", moves_keys=True),  # composite key move
     Step("SELECT region, COUNT(*), SUM(qty) FROM items GROUP BY region"),
-    Step("INSERT INTO depts (deptno, department_name) SELECT deptno + 10, department_name || ' II' FROM depts "
-         "WHERE deptno < 3"),
+    Step(
+        "INSERT INTO depts (deptno, department_name) SELECT deptno + 10, department_name || ' II' FROM depts "
+        "WHERE deptno < 3"
+    ),
     Step("UPDATE depts SET department_name = 'It''s ' || department_name WHERE deptno > 10"),
     Step("DELETE FROM depts WHERE department_name LIKE 'It%' AND deptno = 11"),
     Step(
@@ -136,8 +144,10 @@ STEPS: list[Step] = [
     Step("MERGE INTO staging s USING items i ON s.region = i.region AND s.id = i.id WHEN MATCHED THEN DELETE"),
     Step("INSERT INTO staging SELECT region, id + 50, qty, price FROM items WHERE region = 'eu'"),
     Step("UPDATE emps SET empid = empid + 1000, last_name = 'moved' WHERE empid IN (3, 4)", moves_keys=True),
-    Step("WITH x AS (SELECT deptno FROM depts WHERE deptno < 3) SELECT e.empid, e.last_name FROM emps e "
-         "JOIN x ON e.deptno = x.deptno"),
+    Step(
+        "WITH x AS (SELECT deptno FROM depts WHERE deptno < 3) SELECT e.empid, e.last_name FROM emps e "
+        "JOIN x ON e.deptno = x.deptno"
+    ),
     Step("DELETE FROM emps WHERE salary > (SELECT AVG(salary) FROM emps)"),
     Step(
         "MERGE INTO emps e USING depts d ON e.deptno = d.deptno "
@@ -149,13 +159,17 @@ STEPS: list[Step] = [
         error="MERGE_TARGET_ROW_MULTIPLE_MATCHES",
     ),
     Step("UPDATE items SET name = 'renamed'"),
-    Step("DELETE FROM items WHERE EXISTS (SELECT 1 FROM staging s WHERE s.region = items.region "
-         "AND s.id + 50 = items.id)"),
+    Step(
+        "DELETE FROM items WHERE EXISTS (SELECT 1 FROM staging s WHERE s.region = items.region "
+        "AND s.id + 50 = items.id)"
+    ),
     Step("DELETE FROM staging"),
     Step("INSERT INTO staging VALUES ('eu', 1, 1, 1.00)"),
     Step("SELECT * FROM emps WHERE empid NOT IN (SELECT empid FROM emps WHERE deptno = 2)"),
-    Step("MERGE INTO staging t USING (VALUES ('us', 77)) AS s(region, id) ON t.region = s.region AND t.id = s.id "
-         "WHEN NOT MATCHED THEN INSERT (region, id) VALUES (s.region, s.id)"),
+    Step(
+        "MERGE INTO staging t USING (VALUES ('us', 77)) AS s(region, id) ON t.region = s.region AND t.id = s.id "
+        "WHEN NOT MATCHED THEN INSERT (region, id) VALUES (s.region, s.id)"
+    ),
     Step(
         "MERGE INTO staging t USING (SELECT region, id, qty FROM items) AS s ON t.region = s.region AND t.id = s.id "
         "WHEN NOT MATCHED AND s.qty > 0 THEN INSERT (region, id, qty) VALUES (s.region, s.id, s.qty) "
@@ -170,8 +184,9 @@ def _rows(rows: Any) -> Counter:
 
 
 def _pg_logical(pg: Any, table: str, options: dict) -> Counter:
-    return _rows(pg.execute(rewrite(f"SELECT * FROM {table}", dialect="postgres", options=options,
-                                    schemas=SCHEMAS)).fetchall())
+    return _rows(
+        pg.execute(rewrite(f"SELECT * FROM {table}", dialect="postgres", options=options, schemas=SCHEMAS)).fetchall()
+    )
 
 
 def _mk_logical(engine: Any, table: str) -> Counter:
@@ -193,7 +208,7 @@ def _pg_ddl(name: str, t: Table, version_type: str) -> str:
     cols = [f"{n} {pg} {'NOT NULL' if n in t.key else 'NULL'}" for n, _, pg in t.columns]
     # the seed's convention: metadata columns anywhere (here after the key), key + version as primary key
     meta = [f"version_number {vtype} NOT NULL", f"subsequent_version_number {vtype} NULL DEFAULT NULL"]
-    body = cols[: len(t.key)] + meta + cols[len(t.key):]
+    body = cols[: len(t.key)] + meta + cols[len(t.key) :]
     return f"CREATE TABLE {name}_journal ({', '.join(body)}, PRIMARY KEY ({', '.join(t.key)}, version_number))"
 
 
@@ -246,7 +261,8 @@ def test_rewrite_on_postgres_equals_mergekit(spark, tmp_path, pg_server, version
         assert changed >= 30, changed
         # the journals really are append-only histories: every DML appended versions, tombstones included
         tombstones = pg.execute(
-            "SELECT COUNT(*) FROM emps_journal WHERE subsequent_version_number = version_number").fetchone()[0]
+            "SELECT COUNT(*) FROM emps_journal WHERE subsequent_version_number = version_number"
+        ).fetchone()[0]
         assert tombstones >= 3
 
 
@@ -256,7 +272,7 @@ def test_hostile_names_and_literals_on_postgres(pg_server):  # noqa: F811
 
     options = {"journal_tables": {'we"ird': ["it's"]}, "version_type": "bigint"}
     schemas = {'we"ird': ["it's", 'a"b']}
-    values = ["O'Brien", "a\\b", "'); DROP TABLE \"we\"\"ird_journal\"; --", 'say "hi"']
+    values = ["O'Brien", "a\\b", '\'); DROP TABLE "we""ird_journal"; --', 'say "hi"']
 
     def run(pg, sql: str) -> Any:
         return pg.execute(rewrite(sql, dialect="postgres", options=options, schemas=schemas))
@@ -265,9 +281,11 @@ def test_hostile_names_and_literals_on_postgres(pg_server):  # noqa: F811
         return "'" + text.replace("'", "''") + "'"
 
     with psycopg.connect(fresh_database(pg_server), autocommit=True) as pg:
-        pg.execute('CREATE TABLE "we""ird_journal" ("it\'s" INTEGER NOT NULL, "a""b" TEXT, '
-                   "version_number BIGINT NOT NULL, subsequent_version_number BIGINT, "
-                   "PRIMARY KEY (\"it's\", version_number))")
+        pg.execute(
+            'CREATE TABLE "we""ird_journal" ("it\'s" INTEGER NOT NULL, "a""b" TEXT, '
+            "version_number BIGINT NOT NULL, subsequent_version_number BIGINT, "
+            'PRIMARY KEY ("it\'s", version_number))'
+        )
         for i, v in enumerate(values):
             run(pg, f'INSERT INTO "we""ird" ("it\'s", "a""b") VALUES ({i}, {lit(v)})')
         rows = run(pg, 'SELECT "it\'s", "a""b" FROM "we""ird"').fetchall()

@@ -80,7 +80,11 @@ def test_seed_update():
 def test_seed_delete_is_a_tombstone():
     tree = one(rw("DELETE FROM hr.depts WHERE deptno=666"), "postgres")
     assert [c.name for c in tree.this.expressions] == [
-        "deptno", "department_name", "version_number", "subsequent_version_number"]
+        "deptno",
+        "department_name",
+        "version_number",
+        "subsequent_version_number",
+    ]
     projection = tree.expression.expressions
     assert isinstance(projection[2].this, exp.CurrentTimestamp) and projection[2].alias == "version_number"
     assert isinstance(projection[3].this, exp.CurrentTimestamp) and projection[3].alias == "subsequent_version_number"
@@ -169,8 +173,10 @@ def test_composite_key_update_moves_rows_with_a_tombstone():
     ],
 )
 def test_merge_is_one_insert_over_one_join(clauses, side):
-    sql = rw(f"MERGE INTO items t USING staging s ON t.region = s.region AND t.id = s.id {clauses}",
-             options={"journal_tables": {**SEED["journal_tables"], "staging": ["region", "id"]}})
+    sql = rw(
+        f"MERGE INTO items t USING staging s ON t.region = s.region AND t.id = s.id {clauses}",
+        options={"journal_tables": {**SEED["journal_tables"], "staging": ["region", "id"]}},
+    )
     tree = one(sql, "postgres")
     assert isinstance(tree, exp.Insert)
     select = tree.expression
@@ -222,7 +228,7 @@ def test_hostile_identifiers_and_literals_stay_what_they_are(dialect):
 
 
 def test_identifiers_fold_to_lower_case_and_are_quoted():
-    sql = rw('UPDATE DEPTS SET Department_Name = "DeptNo" || \'x\' WHERE DeptNo = 1')
+    sql = rw("UPDATE DEPTS SET Department_Name = \"DeptNo\" || 'x' WHERE DeptNo = 1")
     assert '"department_name"' in sql and '"deptno"' in sql and "DEPTS" not in sql
 
 
@@ -247,10 +253,16 @@ def test_without_journal_tables_every_table_is_journalled_with_the_default_key()
 
 
 def test_options_by_seed_names_and_custom_fields():
-    options = JournalOptions.from_mapping({
-        "journalSuffix": "_log", "journalVersionField": "v", "journalSubsequentVersionField": "sv",
-        "journalVersionType": "BIGINT", "journalTables": {"depts": "deptno"}, "warehouse": "/ignored",
-    })
+    options = JournalOptions.from_mapping(
+        {
+            "journalSuffix": "_log",
+            "journalVersionField": "v",
+            "journalSubsequentVersionField": "sv",
+            "journalVersionType": "BIGINT",
+            "journalTables": {"depts": "deptno"},
+            "warehouse": "/ignored",
+        }
+    )
     assert options.version_type == "bigint"
     sql = rewrite("DELETE FROM depts WHERE deptno = 1", dialect="postgres", options=options, schemas=SCHEMAS)
     tree = one(sql, "postgres")

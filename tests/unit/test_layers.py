@@ -56,7 +56,11 @@ def test_only_execution_engine_and_cli_import_pyspark() -> None:
     offenders = []
     for path in _modules(ROOT / "mergekit"):
         rel = path.relative_to(ROOT).as_posix()
-        if rel.startswith("mergekit/execution/") or rel in {"mergekit/engine.py", "mergekit/cli.py", "mergekit/testing/__init__.py"}:
+        if rel.startswith("mergekit/execution/") or rel in {
+            "mergekit/engine.py",
+            "mergekit/cli.py",
+            "mergekit/testing/__init__.py",
+        }:
             continue
         if any(n.split(".")[0] == "pyspark" for n in _imports(path)):
             offenders.append(rel)

@@ -49,16 +49,23 @@ def test_merge_cases_are_numbered_in_order_over_all_kinds() -> None:
 
 
 def test_not_matched_by_source_uses_full_outer_join() -> None:
-    plan = plan_merge(parse_statement("MERGE INTO t USING s ON t.id = s.id WHEN NOT MATCHED BY SOURCE THEN DELETE"), _target())
+    plan = plan_merge(
+        parse_statement("MERGE INTO t USING s ON t.id = s.id WHEN NOT MATCHED BY SOURCE THEN DELETE"), _target()
+    )
     assert plan.join is JoinKind.FULL
     assert plan.duplicate_check is False
 
 
 def test_insert_only_merge_takes_the_anti_join_unless_it_reads_the_target() -> None:
-    plain = plan_merge(parse_statement("MERGE INTO t USING s ON t.id = s.id WHEN NOT MATCHED THEN INSERT (id) VALUES (s.id)"), _target())
+    plain = plan_merge(
+        parse_statement("MERGE INTO t USING s ON t.id = s.id WHEN NOT MATCHED THEN INSERT (id) VALUES (s.id)"),
+        _target(),
+    )
     assert plain.join is JoinKind.ANTI and not plain.duplicate_check
     reads_target = plan_merge(
-        parse_statement("MERGE INTO t USING s ON t.id = s.id WHEN NOT MATCHED THEN INSERT (id, name) VALUES (s.id, t.name)"),
+        parse_statement(
+            "MERGE INTO t USING s ON t.id = s.id WHEN NOT MATCHED THEN INSERT (id, name) VALUES (s.id, t.name)"
+        ),
         _target(),
     )
     assert reads_target.join is JoinKind.RIGHT
@@ -94,12 +101,22 @@ def test_update_delete_insert_shapes() -> None:
 @pytest.mark.parametrize(
     ("sql", "code", "message"),
     [
-        ("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET nope = 1", ErrorCode.COLUMN_NOT_FOUND,
-         "Merge column name does not exist in target table: nope"),
-        ("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET name = 1, name = 2",
-         ErrorCode.DUPLICATE_COLUMN_NAME, "Merge column name is specified more than once: name"),
+        (
+            "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET nope = 1",
+            ErrorCode.COLUMN_NOT_FOUND,
+            "Merge column name does not exist in target table: nope",
+        ),
+        (
+            "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET name = 1, name = 2",
+            ErrorCode.DUPLICATE_COLUMN_NAME,
+            "Merge column name is specified more than once: name",
+        ),
         ("UPDATE t SET nope = 1", ErrorCode.COLUMN_NOT_FOUND, "The UPDATE SET target column nope doesn't exist"),
-        ("INSERT INTO t (nope) VALUES (1)", ErrorCode.COLUMN_NOT_FOUND, "Insert column name does not exist in target table: nope"),
+        (
+            "INSERT INTO t (nope) VALUES (1)",
+            ErrorCode.COLUMN_NOT_FOUND,
+            "Insert column name does not exist in target table: nope",
+        ),
     ],
 )
 def test_analysis_errors(sql: str, code: ErrorCode, message: str) -> None:

@@ -25,7 +25,18 @@ def _merge_rows() -> pa.RecordBatch:
 
 def test_delete_and_insert_processor_splits_updates() -> None:
     out = DeleteAndInsertMergeProcessor(["id", "region"], ["region"]).transform_page(_merge_rows()).to_pydict()
-    rows = sorted(zip(out["$operation"], out["id"], out["region"], out["$case_number"], out["$row_id"], out["$insert_from_update"], out["$merge_case"], strict=True))
+    rows = sorted(
+        zip(
+            out["$operation"],
+            out["id"],
+            out["region"],
+            out["$case_number"],
+            out["$row_id"],
+            out["$insert_from_update"],
+            out["$merge_case"],
+            strict=True,
+        )
+    )
     assert rows == [
         (1, 10, "new-a", 0, None, 0, 2),  # INSERT: new data, dummy case 0, no row id
         (2, None, "b", -1, 7, 0, 0),  # DELETE: data nulled but the partition column keeps the old value

@@ -105,8 +105,7 @@ class TableSpec:
     def explicit_file_schema(self) -> pa.Schema:
         """Schema of a file that carries its own versions (compaction output, raw journal inserts)."""
         return pa.schema(
-            list(self.file_schema)
-            + [pa.field(VERSION_COLUMN, pa.int64()), pa.field(SUBSEQUENT_COLUMN, pa.int64())]
+            list(self.file_schema) + [pa.field(VERSION_COLUMN, pa.int64()), pa.field(SUBSEQUENT_COLUMN, pa.int64())]
         )
 
     # -- catalog serialisation (the Arrow schema keeps exact types, including nested ones) --------------

@@ -169,9 +169,7 @@ def _matches_constraint(f: FileRow, first_key: str, constraint: Constraint) -> b
         return True
     try:
         values = constraint.equalities.get(first_key)
-        if values is not None and not any(
-            v is not None and f.key_min <= v <= f.key_max for v in values
-        ):
+        if values is not None and not any(v is not None and f.key_min <= v <= f.key_max for v in values):
             return False
         bounds = constraint.ranges.get(first_key)
         if bounds is not None:
@@ -317,7 +315,8 @@ class JournalMetadata(ConnectorMetadata):
             seq = int(version.version)
             if seq < 0 or seq > current_seq:
                 raise MergekitError(
-                    ErrorCode.INVALID_ARGUMENTS, f"Version {seq} of table {table} does not exist (latest is {current_seq})"
+                    ErrorCode.INVALID_ARGUMENTS,
+                    f"Version {seq} of table {table} does not exist (latest is {current_seq})",
                 )
         elif version.timestamp is not None:
             rows = cur.execute(
@@ -582,9 +581,7 @@ class JournalMetadata(ConnectorMetadata):
         plain, groups = _split_files(files)
         first = spec.key[0]
         plain = [f for f in plain if _matches_constraint(f, first, constraint)]
-        splits = [
-            JournalSplit(mode="plain", files=[f.ref() for f in group], **label) for group in _pack_plain(plain)
-        ]
+        splits = [JournalSplit(mode="plain", files=[f.ref() for f in group], **label) for group in _pack_plain(plain)]
         for group in groups:
             # Pruning by the key is safe here too: every version of a key shares that key.
             kept = [f for f in group if _matches_constraint(f, first, constraint)]
@@ -1012,8 +1009,7 @@ class JournalMetadata(ConnectorMetadata):
                 ),
             )
         cur.execute(
-            "UPDATE mk_tables SET current_seq = ?, last_row_version = ?, last_committed_at = ? "
-            "WHERE table_id = ?",
+            "UPDATE mk_tables SET current_seq = ?, last_row_version = ?, last_committed_at = ? WHERE table_id = ?",
             (seq, row_version, committed_at, h.table_id),
         )
         return seq
@@ -1050,4 +1046,3 @@ class JournalSplitManager(ConnectorSplitManager):
         constraint: Constraint,
     ) -> Sequence[ConnectorSplit]:
         return self._metadata.get_splits(session=session, table_handle=table_handle, constraint=constraint)
-

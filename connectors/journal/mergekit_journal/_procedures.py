@@ -71,14 +71,16 @@ def _with_subsequent(table: pa.Table, key: Sequence[str]) -> pa.Table:
         same = eq if same is None else pc.and_(same, eq)
     assert same is not None
     next_v = pc.if_else(same, table.column(V).slice(1), pa.scalar(None, pa.int64()))
-    next_v = pa.concat_arrays([next_v.combine_chunks() if isinstance(next_v, pa.ChunkedArray) else next_v,
-                               pa.nulls(1, pa.int64())])
+    next_v = pa.concat_arrays(
+        [next_v.combine_chunks() if isinstance(next_v, pa.ChunkedArray) else next_v, pa.nulls(1, pa.int64())]
+    )
     subsequent = pc.coalesce(table.column(S), next_v)
     return table.set_column(table.schema.get_field_index(S), S, subsequent)
 
 
-def compact(metadata: JournalMetadata, *, session: ConnectorSession, table: Any, retention: int | None = None,
-            **_: Any) -> dict[str, Any]:
+def compact(
+    metadata: JournalMetadata, *, session: ConnectorSession, table: Any, retention: int | None = None, **_: Any
+) -> dict[str, Any]:
     """Rewrite the live files of ``table``; keep ``retention`` versions of history (None: all of it).
 
     Runs on the driver and reads the whole snapshot: it is a maintenance job, sized by the table.
@@ -158,8 +160,15 @@ def compact(metadata: JournalMetadata, *, session: ConnectorSession, table: Any,
             cur.execute(
                 "INSERT INTO mk_commits (table_id, seq, row_version, committed_at, operation, merge_id, files_added, "
                 "summary) VALUES (?, ?, ?, ?, 'compact', ?, ?, ?)",
-                (h.table_id, seq, last_rv, committed_at, merge_id, len(written),
-                 json.dumps({"files_removed": len(ids), "rows": data.num_rows, "retention": retention})),
+                (
+                    h.table_id,
+                    seq,
+                    last_rv,
+                    committed_at,
+                    merge_id,
+                    len(written),
+                    json.dumps({"files_removed": len(ids), "rows": data.num_rows, "retention": retention}),
+                ),
             )
             cur.execute(
                 "UPDATE mk_files SET removed_seq = ? WHERE table_id = ? AND removed_seq IS NULL AND file_id IN "
@@ -171,8 +180,17 @@ def compact(metadata: JournalMetadata, *, session: ConnectorSession, table: Any,
                     "INSERT INTO mk_files (table_id, path, added_seq, removed_seq, row_count, size_bytes, key_min, "
                     "key_max, min_version, max_version, explicit_versions, supersedes, vacuumed) "
                     "VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, 1, 0, 0)",
-                    (h.table_id, w["path"], seq, w["rows"], w["size"], w["key_min"], w["key_max"],
-                     w["min_version"], w["max_version"]),
+                    (
+                        h.table_id,
+                        w["path"],
+                        seq,
+                        w["rows"],
+                        w["size"],
+                        w["key_min"],
+                        w["key_max"],
+                        w["min_version"],
+                        w["max_version"],
+                    ),
                 )
             cur.execute(
                 "UPDATE mk_tables SET current_seq = ?, last_committed_at = ? WHERE table_id = ?",
@@ -193,8 +211,15 @@ def compact(metadata: JournalMetadata, *, session: ConnectorSession, table: Any,
     }
 
 
-def vacuum(metadata: JournalMetadata, *, session: ConnectorSession, table: Any = None,
-           retain_seconds: float = DEFAULT_RETAIN_SECONDS, dry_run: bool = False, **_: Any) -> dict[str, Any]:
+def vacuum(
+    metadata: JournalMetadata,
+    *,
+    session: ConnectorSession,
+    table: Any = None,
+    retain_seconds: float = DEFAULT_RETAIN_SECONDS,
+    dry_run: bool = False,
+    **_: Any,
+) -> dict[str, Any]:
     """Delete unreferenced files older than ``retain_seconds`` (default 7 days) in ``table`` (None: all)."""
     cutoff_us = _now_us() - int(float(retain_seconds) * 1_000_000)
     cutoff_s = cutoff_us / 1_000_000
@@ -274,4 +299,3 @@ def _remove_empty_dirs(fs: pafs.FileSystem, root: str, cutoff_s: float) -> None:
                     fs.delete_dir(info.path)
                 except OSError:
                     pass
-

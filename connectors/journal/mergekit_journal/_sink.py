@@ -39,15 +39,14 @@ from ._storage import filesystem, join_path
 
 __all__ = ["JournalPageSinkProvider", "JournalMergeSink"]
 
+
 class JournalPageSinkProvider(ConnectorPageSinkProvider):
     """Picklable: holds only the warehouse URI."""
 
     def __init__(self, warehouse: str) -> None:
         self.warehouse = warehouse
 
-    def create_merge_sink(
-        self, *, session: ConnectorSession, merge_handle: Any, sink_id: int
-    ) -> ConnectorMergeSink:
+    def create_merge_sink(self, *, session: ConnectorSession, merge_handle: Any, sink_id: int) -> ConnectorMergeSink:
         if not isinstance(merge_handle, JournalMergeHandle):
             raise MergekitError(ErrorCode.GENERIC_INTERNAL_ERROR, f"Not a journal merge handle: {merge_handle!r}")
         return JournalMergeSink(self.warehouse, merge_handle, sink_id)
@@ -265,4 +264,3 @@ class JournalMergeSink(ConnectorMergeSink):
                 fs.delete_file(join_path(base, self._relpath))
             except (FileNotFoundError, OSError):
                 pass
-

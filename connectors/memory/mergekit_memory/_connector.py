@@ -247,8 +247,7 @@ class MemorySplitManager(ConnectorSplitManager):
     ) -> Sequence[ConnectorSplit]:
         data = self._c.table(table_handle).data.select([c.name for c in columns])
         return [
-            MemorySplit(data=_ipc(data.slice(offset, _SPLIT_ROWS)))
-            for offset in range(0, data.num_rows, _SPLIT_ROWS)
+            MemorySplit(data=_ipc(data.slice(offset, _SPLIT_ROWS))) for offset in range(0, data.num_rows, _SPLIT_ROWS)
         ]
 
 

@@ -78,7 +78,9 @@ class _LeafSource(ConnectorPageSource):
                     leaf = pa.repeat(pa.scalar(self._split.leaf_id, pa.int64()), page.num_rows)
                     col = pa.StructArray.from_arrays([leaf, col], fields=list(c.type))
                 arrays.append(col)
-            yield pa.RecordBatch.from_arrays(arrays, schema=pa.schema([pa.field(c.name, c.type) for c in self._columns]))
+            yield pa.RecordBatch.from_arrays(
+                arrays, schema=pa.schema([pa.field(c.name, c.type) for c in self._columns])
+            )
 
     def close(self) -> None:
         self._inner.close()
@@ -110,7 +112,11 @@ class PartitionedPageSourceProvider(ConnectorPageSourceProvider):
 
 
 def _domain(level: Level) -> str:
-    return "partition range (NB higher limit exclusive) of values" if level.scheme.method is PartitionMethod.RANGE else "partition list of values"
+    return (
+        "partition range (NB higher limit exclusive) of values"
+        if level.scheme.method is PartitionMethod.RANGE
+        else "partition list of values"
+    )
 
 
 class PartitionedPageSinkProvider(ConnectorPageSinkProvider):
@@ -140,7 +146,9 @@ class PartitionedMergeSink(ConnectorMergeSink):
     def _sink(self, leaf_id: int) -> ConnectorMergeSink:
         sink = self._sinks.get(leaf_id)
         if sink is None:
-            sink = self._base.create_merge_sink(session=self._session, merge_handle=self._children[leaf_id], sink_id=self._sink_id)
+            sink = self._base.create_merge_sink(
+                session=self._session, merge_handle=self._children[leaf_id], sink_id=self._sink_id
+            )
             self._sinks[leaf_id] = sink
         return sink
 

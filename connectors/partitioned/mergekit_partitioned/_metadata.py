@@ -61,10 +61,22 @@ __all__ = ["PartitionedMetadata", "PartitionedSplitManager", "SYSTEM_TABLES", "S
 SYSTEM_SCHEMA = "sys"
 SYSTEM_TABLES: dict[str, pa.Schema] = {
     "table_partitions": pa.schema(
-        [("id", pa.int64()), ("table_id", pa.int64()), ("column_id", pa.int64()), ("expression", pa.string()), ("type", pa.int32())]
+        [
+            ("id", pa.int64()),
+            ("table_id", pa.int64()),
+            ("column_id", pa.int64()),
+            ("expression", pa.string()),
+            ("type", pa.int32()),
+        ]
     ),
     "range_partitions": pa.schema(
-        [("table_id", pa.int64()), ("partition_id", pa.int64()), ("minimum", pa.string()), ("maximum", pa.string()), ("with_nulls", pa.bool_())]
+        [
+            ("table_id", pa.int64()),
+            ("partition_id", pa.int64()),
+            ("minimum", pa.string()),
+            ("maximum", pa.string()),
+            ("with_nulls", pa.bool_()),
+        ]
     ),
     "value_partitions": pa.schema([("table_id", pa.int64()), ("partition_id", pa.int64()), ("value", pa.string())]),
 }
@@ -176,7 +188,9 @@ class PartitionedMetadata(ConnectorMetadata):
         merge = state[1].get(table)
         if merge is not None:
             if version is not None:
-                raise _err(ErrorCode.NOT_SUPPORTED, f"Merge table {table} has no versions; read a child's versions instead")
+                raise _err(
+                    ErrorCode.NOT_SUPPORTED, f"Merge table {table} has no versions; read a child's versions instead"
+                )
             return self._merge_handle(session, merge, state)
         handle = self.bm.get_table_handle(session=session, table=table, version=version)
         if handle is None:
@@ -191,7 +205,9 @@ class PartitionedMetadata(ConnectorMetadata):
     def get_changes_handle(
         self, *, session: ConnectorSession, table: SchemaTableName, from_version: int, to_version: int | None = None
     ) -> ConnectorTableHandle:
-        return self.bm.get_changes_handle(session=session, table=table, from_version=from_version, to_version=to_version)
+        return self.bm.get_changes_handle(
+            session=session, table=table, from_version=from_version, to_version=to_version
+        )
 
     def get_table_metadata(
         self, *, session: ConnectorSession, table_handle: ConnectorTableHandle
@@ -201,7 +217,10 @@ class PartitionedMetadata(ConnectorMetadata):
             if table_handle.scheme is not None:
                 props["partition_by"] = f"{table_handle.scheme.method.value} {table_handle.scheme.key_expression}"
             return ConnectorTableMetadata(
-                table=table_handle.table, columns=table_handle.columns, primary_key=table_handle.primary_key, properties=props
+                table=table_handle.table,
+                columns=table_handle.columns,
+                primary_key=table_handle.primary_key,
+                properties=props,
             )
         if isinstance(table_handle, SystemTableHandle):
             schema = SYSTEM_TABLES[table_handle.kind]
@@ -374,10 +393,15 @@ class PartitionedMetadata(ConnectorMetadata):
         link = next((c for c in children if c.name == child), None)
         if replace:
             if link is None or link.parent_id != merge.table_id:
-                raise _err(ErrorCode.INVALID_PARTITION, f"ALTER TABLE: table '{child}' isn't part of {kind} '{merge_table}'")
+                raise _err(
+                    ErrorCode.INVALID_PARTITION, f"ALTER TABLE: table '{child}' isn't part of {kind} '{merge_table}'"
+                )
         elif link is not None:
             if link.parent_id == merge.table_id:
-                raise _err(ErrorCode.INVALID_PARTITION, f"ALTER TABLE: table '{child}' is already part of {kind} '{merge_table}'")
+                raise _err(
+                    ErrorCode.INVALID_PARTITION,
+                    f"ALTER TABLE: table '{child}' is already part of {kind} '{merge_table}'",
+                )
             raise _err(ErrorCode.INVALID_PARTITION, f"ALTER TABLE: table '{child}' is already part of another table")
         if child == merge_table or (child_merge is not None and self._contains(child_merge, merge.table_id, state)):
             raise _err(
@@ -411,8 +435,12 @@ class PartitionedMetadata(ConnectorMetadata):
             for (lvl_scheme, _), count in zip(levels, failures, strict=True):
                 if count:
                     what = f"column {lvl_scheme.column}" if lvl_scheme.column is not None else "the expression"
-                    domain = "partition range" if lvl_scheme.method is PartitionMethod.RANGE else "partition list of values"
-                    raise _err(ErrorCode.PARTITION_NOT_FOUND, f"ALTER TABLE: there are values in {what} outside the {domain}")
+                    domain = (
+                        "partition range" if lvl_scheme.method is PartitionMethod.RANGE else "partition list of values"
+                    )
+                    raise _err(
+                        ErrorCode.PARTITION_NOT_FOUND, f"ALTER TABLE: there are values in {what} outside the {domain}"
+                    )
         with self.registry.write() as cur:
             if replace:
                 cur.execute(
@@ -423,7 +451,13 @@ class PartitionedMetadata(ConnectorMetadata):
                 child_id = self.registry.next_id(cur, "child")
                 cur.execute(
                     "INSERT INTO pt_children (child_id, schema_name, table_name, parent_id, bounds) VALUES (?, ?, ?, ?, ?)",
-                    (child_id, child.schema, child.table, merge.table_id, dumps(bounds) if bounds is not None else None),
+                    (
+                        child_id,
+                        child.schema,
+                        child.table,
+                        merge.table_id,
+                        dumps(bounds) if bounds is not None else None,
+                    ),
                 )
 
     def _contains(self, m: MergeTableRow, table_id: int, state: Any) -> bool:
@@ -470,7 +504,9 @@ class PartitionedMetadata(ConnectorMetadata):
     def _check_bounds(self, scheme: PartitionScheme, bounds: PartitionBounds, values: Sequence[Any]) -> None:
         if bounds.kind is PartitionKind.VALUES:
             if scheme.method is PartitionMethod.RANGE:
-                raise _err(ErrorCode.INVALID_PARTITION, "ALTER TABLE: cannot add value partition into a range partition table")
+                raise _err(
+                    ErrorCode.INVALID_PARTITION, "ALTER TABLE: cannot add value partition into a range partition table"
+                )
             if not values:
                 raise _err(ErrorCode.INVALID_PARTITION, "ALTER TABLE: no values in the list")
             if any(v is None for v in values):
@@ -479,7 +515,9 @@ class PartitionedMetadata(ConnectorMetadata):
                 raise _err(ErrorCode.INVALID_PARTITION, "ALTER TABLE: there are duplicated values in the list")
         elif bounds.kind is PartitionKind.RANGE:
             if scheme.method is PartitionMethod.VALUES:
-                raise _err(ErrorCode.INVALID_PARTITION, "ALTER TABLE: cannot add range partition into a list partition table")
+                raise _err(
+                    ErrorCode.INVALID_PARTITION, "ALTER TABLE: cannot add range partition into a list partition table"
+                )
             if any(v is None for v in values):
                 raise _err(ErrorCode.INVALID_PARTITION, "ALTER TABLE: range bound cannot be null")
             if bounds.minimum is not None and bounds.maximum is not None and bounds.minimum > bounds.maximum:
@@ -500,7 +538,10 @@ class PartitionedMetadata(ConnectorMetadata):
                 continue
             ob = other.bounds
             if ob.holds_everything and ob.with_nulls:
-                raise _err(ErrorCode.PARTITION_OVERLAP, f"ALTER TABLE: conflicting partitions: table {other.name} stores every possible value")
+                raise _err(
+                    ErrorCode.PARTITION_OVERLAP,
+                    f"ALTER TABLE: conflicting partitions: table {other.name} stores every possible value",
+                )
             if bounds.with_nulls and ob.with_nulls:
                 if is_range:
                     raise _err(
@@ -508,12 +549,21 @@ class PartitionedMetadata(ConnectorMetadata):
                         f"ALTER TABLE: conflicting partitions: table {other.name} stores null values and only one "
                         "partition can store null values at the time",
                     )
-                raise _err(ErrorCode.PARTITION_OVERLAP, f"ALTER TABLE: the new partition is conflicting with the existing partition {other.name}")
+                raise _err(
+                    ErrorCode.PARTITION_OVERLAP,
+                    f"ALTER TABLE: the new partition is conflicting with the existing partition {other.name}",
+                )
             if bounds.overlaps(ob):
                 if not is_range:
-                    raise _err(ErrorCode.PARTITION_OVERLAP, f"ALTER TABLE: the new partition is conflicting with the existing partition {other.name}")
+                    raise _err(
+                        ErrorCode.PARTITION_OVERLAP,
+                        f"ALTER TABLE: the new partition is conflicting with the existing partition {other.name}",
+                    )
                 if ob.holds_everything:
-                    raise _err(ErrorCode.PARTITION_OVERLAP, f"ALTER TABLE: conflicting partitions: table {other.name} stores every possible value")
+                    raise _err(
+                        ErrorCode.PARTITION_OVERLAP,
+                        f"ALTER TABLE: conflicting partitions: table {other.name} stores every possible value",
+                    )
                 raise _err(
                     ErrorCode.PARTITION_OVERLAP,
                     f"ALTER TABLE: conflicting partitions: {bounds.describe_range()} and {ob.describe_range()} from table {other.name}",
@@ -528,7 +578,10 @@ class PartitionedMetadata(ConnectorMetadata):
             raise _err(ErrorCode.TABLE_NOT_FOUND, f"ALTER TABLE: no such merge table '{merge_table}'")
         link = next((c for c in children if c.name == child and c.parent_id == merge.table_id), None)
         if link is None:
-            raise _err(ErrorCode.INVALID_PARTITION, f"ALTER TABLE: table '{child}' isn't part of {_kind_word(merge.scheme)} '{merge_table}'")
+            raise _err(
+                ErrorCode.INVALID_PARTITION,
+                f"ALTER TABLE: table '{child}' isn't part of {_kind_word(merge.scheme)} '{merge_table}'",
+            )
         with self.registry.write() as cur:
             cur.execute("DELETE FROM pt_children WHERE child_id = ?", (link.child_id,))
 
@@ -572,7 +625,13 @@ class PartitionedMetadata(ConnectorMetadata):
                     )
                 elif kind == "value_partitions" and not is_range:
                     for v in b.values:
-                        rows.append({"table_id": c.child_id, "partition_id": parent.scheme_id, "value": format_partition_value(v)})
+                        rows.append(
+                            {
+                                "table_id": c.child_id,
+                                "partition_id": parent.scheme_id,
+                                "value": format_partition_value(v),
+                            }
+                        )
                     if b.with_nulls:
                         rows.append({"table_id": c.child_id, "partition_id": parent.scheme_id, "value": None})
         return pa.Table.from_pylist(rows, schema=SYSTEM_TABLES[kind])
@@ -602,16 +661,28 @@ class PartitionedMetadata(ConnectorMetadata):
                 writer.write_table(table)
             return [SystemSplit(rows=sink.getvalue())]
         if not isinstance(table_handle, MergeTableHandle):
-            return list(bsm.get_splits(session=session, table_handle=self._unwrap(table_handle), columns=columns, constraint=constraint))
+            return list(
+                bsm.get_splits(
+                    session=session, table_handle=self._unwrap(table_handle), columns=columns, constraint=constraint
+                )
+            )
         levels = {lvl.table_id: lvl for lvl in table_handle.levels}
         out: list[ConnectorSplit] = []
         for leaf in self.pruned_leaves(table_handle, constraint, levels):
             base_columns, base_row_id = self._base_columns(session, leaf.handle, columns)
-            for split in bsm.get_splits(session=session, table_handle=leaf.handle, columns=base_columns, constraint=constraint):
-                out.append(PartitionedSplit(leaf_id=leaf.leaf_id, base_handle=leaf.handle, base_split=split, base_row_id=base_row_id))
+            for split in bsm.get_splits(
+                session=session, table_handle=leaf.handle, columns=base_columns, constraint=constraint
+            ):
+                out.append(
+                    PartitionedSplit(
+                        leaf_id=leaf.leaf_id, base_handle=leaf.handle, base_split=split, base_row_id=base_row_id
+                    )
+                )
         return out
 
-    def pruned_leaves(self, handle: MergeTableHandle, constraint: Constraint, levels: Mapping[int, Level]) -> list[Leaf]:
+    def pruned_leaves(
+        self, handle: MergeTableHandle, constraint: Constraint, levels: Mapping[int, Level]
+    ) -> list[Leaf]:
         """Leaves whose bounds, at every level partitioned ON a column, can hold a row the constraint allows."""
         kept = []
         for leaf in handle.leaves:
@@ -621,7 +692,9 @@ class PartitionedMetadata(ConnectorMetadata):
                 column = lvl.scheme.column if lvl is not None else None
                 if column is None:
                     continue
-                if column in constraint.equalities and not bounds.may_match(("values", frozenset(constraint.equalities[column]))):
+                if column in constraint.equalities and not bounds.may_match(
+                    ("values", frozenset(constraint.equalities[column]))
+                ):
                     ok = False
                 elif column in constraint.ranges and not bounds.may_match(("range", *constraint.ranges[column])):
                     ok = False
@@ -694,7 +767,9 @@ class PartitionedMetadata(ConnectorMetadata):
 
     def _computed(self, levels: Sequence[Level]) -> list[ComputedColumn]:
         return [
-            ComputedColumn(name=key_column(lvl.table_id), expression=lvl.scheme.key_expression, type=lvl.scheme.key_type)
+            ComputedColumn(
+                name=key_column(lvl.table_id), expression=lvl.scheme.key_expression, type=lvl.scheme.key_type
+            )
             for lvl in levels
         ]
 
@@ -733,9 +808,13 @@ class PartitionedMetadata(ConnectorMetadata):
         meta = self.get_table_metadata(session=session, table_handle=table_handle)
         visible = meta.visible_columns
         if isinstance(table_handle, MemberTableHandle):
-            child = self.bm.begin_merge(session=session, table_handle=table_handle.base, update_case_columns=update_case_columns)
+            child = self.bm.begin_merge(
+                session=session, table_handle=table_handle.base, update_case_columns=update_case_columns
+            )
             return PartitionedMergeHandle(
-                table_handle=MemberTableHandle(table=table_handle.table, base=child.table_handle, checks=table_handle.checks),
+                table_handle=MemberTableHandle(
+                    table=table_handle.table, base=child.table_handle, checks=table_handle.checks
+                ),
                 children=((0, child),),
                 computed=computed,
                 data_columns=tuple(c.name for c in visible),
@@ -743,14 +822,21 @@ class PartitionedMetadata(ConnectorMetadata):
                 statement=_statement_prefix(session).rstrip(": ") or "INSERT",
             )
         if not isinstance(table_handle, MergeTableHandle):
-            return self.bm.begin_merge(session=session, table_handle=table_handle, update_case_columns=update_case_columns)
+            return self.bm.begin_merge(
+                session=session, table_handle=table_handle, update_case_columns=update_case_columns
+            )
         self._writable(table_handle, _statement_prefix(session))
         row_id_type = self._row_id_type(session, table_handle)
         begun: list[tuple[int, ConnectorMergeTableHandle]] = []
         try:
             for leaf in table_handle.leaves:
                 begun.append(
-                    (leaf.leaf_id, self.bm.begin_merge(session=session, table_handle=leaf.handle, update_case_columns=update_case_columns))
+                    (
+                        leaf.leaf_id,
+                        self.bm.begin_merge(
+                            session=session, table_handle=leaf.handle, update_case_columns=update_case_columns
+                        ),
+                    )
                 )
         except BaseException:
             for _, mh in begun:
@@ -813,9 +899,13 @@ def _statement_prefix(session: ConnectorSession) -> str:
     """MonetDB prefixes errors with the statement (``INSERT INTO: ...``); the engine names the statement in
     the session property ``statement`` when it knows it."""
     statement = str(session.properties.get("statement") or "")
-    return {"INSERT": "INSERT INTO: ", "DELETE": "DELETE FROM: ", "UPDATE": "UPDATE: ", "MERGE": "MERGE: ", "TRUNCATE": "TRUNCATE: "}.get(
-        statement, ""
-    )
+    return {
+        "INSERT": "INSERT INTO: ",
+        "DELETE": "DELETE FROM: ",
+        "UPDATE": "UPDATE: ",
+        "MERGE": "MERGE: ",
+        "TRUNCATE": "TRUNCATE: ",
+    }.get(statement, "")
 
 
 class PartitionedSplitManager(ConnectorSplitManager):
@@ -830,4 +920,6 @@ class PartitionedSplitManager(ConnectorSplitManager):
         columns: Sequence[ColumnHandle],
         constraint: Constraint,
     ) -> Sequence[ConnectorSplit]:
-        return self._metadata.get_splits(session=session, table_handle=table_handle, columns=columns, constraint=constraint)
+        return self._metadata.get_splits(
+            session=session, table_handle=table_handle, columns=columns, constraint=constraint
+        )
