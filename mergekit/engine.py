@@ -379,6 +379,9 @@ class Engine:
             return Result(statement="ALTER TABLE")
         if isinstance(st, msql.Call):
             return self._call(st, binding)
+        if isinstance(st, msql.CreateFunction):
+            msql.register_function(st.function)
+            return Result(statement="CREATE FUNCTION")
         if isinstance(st, msql.CreateMergeTable | msql.AlterTableSetPartition | msql.AlterTableDropPartition):
             return self._merge_table_ddl(st, binding)
         if isinstance(st, msql.AlterTableDropColumn):

@@ -306,12 +306,14 @@ class Demo:
         self.step(where, expect=[])
 
         self.output.heading("Seed 004: by value of an expression: scorers")
-        self.note(
-            "mergekit has no SQL functions: the seed's calculate_max(first_score, second_score) is GREATEST(...)."
+        self.step(
+            "CREATE FUNCTION calculate_max(a INT, b INT) RETURNS INT BEGIN\n"
+            "  IF a > b THEN RETURN a; ELSE RETURN b; END IF;\n"
+            "END"
         )
         self.step(
             "CREATE MERGE TABLE scorers (name clob, first_score int, second_score int)\n"
-            "    PARTITION BY VALUES USING (GREATEST(first_score, second_score) % 10)"
+            "    PARTITION BY VALUES USING (calculate_max(first_score, second_score) % 10)"
         )
         self.step("CREATE TABLE lower_scorers (name clob, first_score int, second_score int)")
         self.step("CREATE TABLE higher_scorers (name clob, first_score int, second_score int)")
@@ -337,7 +339,7 @@ class Demo:
         )
         self.note(
             "-- Updating a column used by the partitioning expression is not allowed (MonetDB).\n"
-            "mergekit re-routes the row instead: GREATEST(10, 18) % 10 = 8, so Ana stays in higher_scorers."
+            "mergekit re-routes the row instead: calculate_max(10, 18) % 10 = 8, so Ana stays in higher_scorers."
         )
         self.step("UPDATE scorers SET first_score = 10 WHERE name = 'Ana'", count=1)
         self.note("-- With the following query, the scores of Ana and Olivia are swapped!")
@@ -361,7 +363,7 @@ class Demo:
         )
         self.note(
             "(The seed shows Olivia 5 18: MonetDB rejected the update of first_score above.)\n"
-            "Now a row that moves: GREATEST(15, 3) % 10 = 5, so John moves from lower_scorers to higher_scorers."
+            "Now a row that moves: calculate_max(15, 3) % 10 = 5, so John moves from lower_scorers to higher_scorers."
         )
         self.step("UPDATE scorers SET first_score = 15 WHERE name = 'John'", count=1)
         self.step(

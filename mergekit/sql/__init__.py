@@ -3,6 +3,7 @@ DDL and STREAM) into an immutable statement model, and renders expressions as Sp
 
 from __future__ import annotations
 
+from ._functions import register_function
 from ._mergetable import cast_query, predicate_constraints, scan_constraints
 from ._model import (
     AlterTableAddColumn,
@@ -11,6 +12,7 @@ from ._model import (
     AlterTableSetPartition,
     Call,
     ColumnDefinition,
+    CreateFunction,
     CreateMergeTable,
     CreateSchema,
     CreateTable,
@@ -41,6 +43,8 @@ from ._render import spark_type_sql
 
 __all__ = [
     "AlterTableAddColumn",
+    "CreateFunction",
+    "register_function",
     "AlterTableDropColumn",
     "AlterTableDropPartition",
     "AlterTableSetPartition",

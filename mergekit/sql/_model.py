@@ -344,3 +344,10 @@ class AlterTableDropPartition(Statement):
 class AlterTableDropColumn(Statement):
     name: QualifiedName
     column: str
+
+
+@attrs.frozen(kw_only=True)
+class CreateFunction(Statement):
+    """``CREATE FUNCTION f(a INT, ...) RETURNS INT BEGIN ... END`` (a ``mergekit.sql._functions.SqlFunction``)."""
+
+    function: Any

@@ -14,10 +14,12 @@ from sqlglot.tokens import TokenType
 from mergekit.errors import ErrorCode, MergekitError
 
 from ._dialect import DIALECT
+from ._functions import FUNCTION_HEADER, parse_create_function
 from ._model import (
     AlterTableAddColumn,
     Call,
     ColumnDefinition,
+    CreateFunction,
     CreateSchema,
     CreateTable,
     Delete,
@@ -59,10 +61,23 @@ def split_statements(text: str) -> list[str]:
         raise _syntax_error(str(e)) from None
     pieces: list[str] = []
     start = 0
-    for tok in tokens:
-        if tok.token_type == TokenType.SEMICOLON:
+    block = 0  # inside CREATE FUNCTION ... BEGIN ... END, semicolons end body statements, not the script's
+    in_function = False
+    for i, tok in enumerate(tokens):
+        word = tok.text.upper()
+        if not in_function and word == "FUNCTION" and FUNCTION_HEADER.match(text[start : tok.end + 1] + " "):
+            in_function = True
+        if in_function:
+            following = tokens[i + 1].text.upper() if i + 1 < len(tokens) else ""
+            if word in ("BEGIN", "CASE"):
+                block += 1
+            elif word == "END" and following not in ("IF", "WHILE", "LOOP"):
+                block -= 1
+        if tok.token_type == TokenType.SEMICOLON and block <= 0:
             pieces.append(text[start : tok.start])
             start = tok.end + 1
+            in_function = False
+            block = 0
     pieces.append(text[start:])
     return [p.strip() for p in pieces if p.strip() and _has_code(p)]
 
@@ -101,6 +116,8 @@ def parse_expression(text: str) -> Expression:
 
 def parse_statement(text: str) -> Statement:
     """Parse one statement."""
+    # leading comments (a script's "-- what this does" lines) would hide the statement's first keyword
+    text = re.sub(r"^(?:\s*(?:--[^\n]*(?:\n|$)|/\*.*?\*/))+", "", text, flags=re.S)
     stripped = text.strip().rstrip(";").strip()
     if not stripped:
         raise _syntax_error("empty statement")
@@ -116,6 +133,8 @@ def parse_statement(text: str) -> Statement:
     m = re.match(r"(?is)^(?:describe|desc|show\s+columns\s+(?:from|in))\s+([\w.\"]+)$", stripped)
     if m:
         return Describe(name=_name_from_text(m.group(1)))
+    if FUNCTION_HEADER.match(stripped):
+        return CreateFunction(function=parse_create_function(stripped))
     m = re.match(r"(?is)^call\s+([\w.\"]+)\s*\((.*)\)$", stripped)
     if m:
         return _call(m.group(1), m.group(2))

@@ -137,6 +137,9 @@ def substitute_tables(node: exp.Expression, tables: Mapping[TableRef, str]) -> e
 
 
 def to_spark(node: exp.Expression, schema: Mapping[str, Mapping[str, str]] | None) -> str:
+    from ._functions import inline_functions
+
+    node = inline_functions(node.copy())
     try:
         from ._spark import to_spark_sql
     except ImportError:  # translator not available: plain transpilation
