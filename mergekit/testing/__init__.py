@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-__all__ = ["BaseConnectorTest", "Behavior", "load_scenarios", "assert_same_rows"]
+__all__ = ["BaseConnectorTest", "Behavior", "assert_same_rows", "load_scenarios", "normalize"]
 
 
 class Behavior(enum.StrEnum):
@@ -56,7 +56,8 @@ def load_scenarios() -> list[dict[str, Any]]:
     return out
 
 
-def _normalize(value: Any) -> Any:
+def normalize(value: Any) -> Any:
+    """A result value as the scenario files write it: dates and timestamps as strings, decimals as numbers."""
     if isinstance(value, decimal.Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, dt.datetime):
@@ -69,8 +70,8 @@ def _normalize(value: Any) -> Any:
 
 
 def assert_same_rows(actual: list[Any], expected: list[Any], *, ordered: bool = False) -> None:
-    a = [tuple(_normalize(v) for v in row) for row in actual]
-    e = [tuple(_normalize(v) for v in row) for row in expected]
+    a = [tuple(normalize(v) for v in row) for row in actual]
+    e = [tuple(normalize(v) for v in row) for row in expected]
     if ordered:
         assert a == e, f"rows differ:\n actual   {a}\n expected {e}"
     else:
