@@ -750,20 +750,13 @@ class Engine:
     def _target_view(
         self,
         table: ResolvedTable,
-        target: TargetTable,
+        columns: list[ColumnHandle],
         binding: _Binding,
         handle: ConnectorTableHandle | None,
         constraint: Constraint | None = None,
     ) -> str:
-        """The target scan: visible columns + the row id column. With ``handle`` None, an empty stand-in
+        """The target scan of ``columns`` (see :func:`_scan_columns`). With ``handle`` None, an empty stand-in
         with the right schema (enough for analysis, and nothing is read)."""
-        columns = [ColumnHandle(name=c.name, type=c.type) for c in target.columns]
-        handles = table.connector.get_metadata().get_column_handles(
-            session=binding.session(table.catalog), table_handle=table.handle
-        )
-        columns = [handles.get(c.name, c) for c in columns]
-        if target.row_id.name not in {c.name for c in columns}:
-            columns.append(target.row_id)
         if handle is None:
             schema = T.StructType([T.StructField(c.name, spark_type(c.type), True) for c in columns])
             return binding.new_view(self.spark.createDataFrame([], schema), "target_probe")
@@ -785,11 +778,12 @@ class Engine:
         session = binding.session(table.catalog)
         metadata = table.connector.get_metadata()
         # Analysis first, against an empty stand-in for the target: nothing begins for a bad statement.
-        probe_view = self._target_view(table, plan.target, binding, None) if plan.join is not JoinKind.SOURCE else None
+        columns_by_name = metadata.get_column_handles(session=session, table_handle=table.handle)
+        scan_columns = _scan_columns(plan.target, columns_by_name)
+        probe_view = self._target_view(table, scan_columns, binding, None) if plan.join is not JoinKind.SOURCE else None
         builder = self._builder(plan, table, binding, probe_view or "")
         probe_sql, keys = builder.probe_sql()
         value_types = check_types(plan, builder, self.spark.sql(probe_sql).schema, keys)
-        columns_by_name = table.connector.get_metadata().get_column_handles(session=session, table_handle=table.handle)
         update_case_columns = {
             n: [columns_by_name.get(c) or ColumnHandle(name=c, type=plan.target.column(c).type) for c in cols]  # type: ignore[union-attr]
             for n, cols in plan.update_case_columns.items()
@@ -802,7 +796,7 @@ class Engine:
                 builder = attrs.evolve(
                     builder,
                     target_view=self._target_view(
-                        table, plan.target, binding, merge_handle.table_handle, _target_constraint(st, plan)
+                        table, scan_columns, binding, merge_handle.table_handle, _target_constraint(st, plan)
                     ),
                 )
             rows = self.spark.sql(builder.merge_rows_sql(value_types))
@@ -829,6 +823,14 @@ class Engine:
         metrics["writer_pids"] = list(stats.writer_pids)
         metrics["scans"] = list(binding.scans)
         return Result(statement=plan.statement, row_count=stats.row_count, metrics=metrics)
+
+
+def _scan_columns(target: TargetTable, handles: Mapping[str, ColumnHandle]) -> list[ColumnHandle]:
+    """What a DML target scan reads: the visible columns (the connector's handles) and the row id column."""
+    columns = [handles.get(c.name) or ColumnHandle(name=c.name, type=c.type) for c in target.columns]
+    if target.row_id.name not in {c.name for c in columns}:
+        columns.append(target.row_id)
+    return columns
 
 
 def _default_connector() -> str:
