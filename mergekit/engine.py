@@ -736,7 +736,11 @@ class Engine:
             columns_schema = {col.name: col.type_name or sql_type_name(col.type) for col in plan.target.columns}
             expr_sql = msql.parse_expression(c.expression).to_spark(tables={}, schema={"$rows": columns_schema})
             computed.append((c.name, f"CAST(({expr_sql}) AS {spark_sql_type(spark_type(c.type))})"))
-        return MergeQueryBuilder(
+        join_keys: tuple[tuple[str, str], ...] = ()
+        if plan.join in (JoinKind.RIGHT, JoinKind.FULL) and plan.on is not None and plan.source_alias:
+            pairs = msql.equi_join_keys(plan.on, plan.target_alias, plan.source_alias)
+            join_keys = tuple((render(a), render(b)) for a, b in pairs)
+        builder = MergeQueryBuilder(
             computed=tuple(computed),
             plan=plan,
             render=render,
@@ -745,7 +749,14 @@ class Engine:
             target_view=target_view,
             source_from=source_from,
             source_columns=source_columns,
+            join_keys=join_keys,
         )
+        if join_keys and plan.join is JoinKind.RIGHT:
+            # Only target rows whose keys occur in the source can match: filter the target by a broadcast of
+            # the source's keys before the join when they are small enough to broadcast.
+            estimate = _estimated_bytes(self.spark.sql(builder.join_keys_sql()))
+            builder = attrs.evolve(builder, reduce_target=estimate <= _REDUCE_TARGET_MAX_BYTES)
+        return builder
 
     def _target_view(
         self,
@@ -807,6 +818,7 @@ class Engine:
                 provider=table.connector.get_page_sink_provider(),
                 session=session,
                 merge_handle=merge_handle,
+                colocated=builder.colocated,
             )
             metadata.finish_merge(session=session, merge_handle=merge_handle, fragments=fragments)
         except BaseException as exc:
@@ -823,6 +835,19 @@ class Engine:
         metrics["writer_pids"] = list(stats.writer_pids)
         metrics["scans"] = list(binding.scans)
         return Result(statement=plan.statement, row_count=stats.row_count, metrics=metrics)
+
+
+# Source join keys up to this estimated size are broadcast to pre-filter a MERGE target (a 1M-row BIGINT key
+# is about 8 MB; Spark's estimates of file sources are rough, so the bound is generous).
+_REDUCE_TARGET_MAX_BYTES = 64 * 1024 * 1024
+
+
+def _estimated_bytes(df: DataFrame) -> int:
+    """Spark's size estimate of a DataFrame's optimized plan (no job runs); unknown is huge."""
+    try:
+        return int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
+    except Exception:  # noqa: BLE001 - e.g. Spark Connect: no estimate, no reduction
+        return 1 << 62
 
 
 def _scan_columns(target: TargetTable, handles: Mapping[str, ColumnHandle]) -> list[ColumnHandle]:

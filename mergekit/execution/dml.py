@@ -87,14 +87,37 @@ class MergeQueryBuilder:
     source_from: str | None = None  # Spark SQL FROM item for the source (no alias)
     source_columns: tuple[str, ...] = ()  # INSERT: names given to source columns by position
     computed: tuple[tuple[str, str], ...] = ()  # (name, Spark SQL over the new column values): ComputedColumn
+    # Equality conjuncts of ON as Spark SQL (target side, source side). With any, the join is a shuffle join
+    # partitioned on them, so every merge row of one target row comes out of one task (see ``colocated``).
+    join_keys: tuple[tuple[str, str], ...] = ()
+    # Pre-filter the target to rows whose join keys occur in the source (a broadcast semi join): a RIGHT
+    # join then shuffles the rows that can match, not the whole target. Only when the source is small.
+    reduce_target: bool = False
+
+    @property
+    def colocated(self) -> bool:
+        """Whether all merge rows of a target row are produced by one task of the join stage, so the
+        duplicate-match check can run there without another shuffle."""
+        return bool(self.join_keys) and self.plan.join in (JoinKind.RIGHT, JoinKind.FULL)
 
     # ---- FROM clause -------------------------------------------------------------------------------
 
     def _target_sub(self) -> str:
-        return (
-            f"(SELECT *, TRUE AS {q(PRESENT)}, monotonically_increasing_id() AS {q(UID)} "
-            f"FROM {q(self.target_view or '')}) AS {q(self.plan.target_alias)}"
-        )
+        alias = q(self.plan.target_alias)
+        source = f"{q(self.target_view or '')} AS {alias}"
+        if self.reduce_target and self.join_keys:
+            keys = ", ".join(f"{s} AS `$k{i}`" for i, (_, s) in enumerate(self.join_keys))
+            on = " AND ".join(f"{t} = `$keys`.`$k{i}`" for i, (t, _) in enumerate(self.join_keys))
+            source = (
+                f"(SELECT /*+ BROADCAST(`$keys`) */ {alias}.* FROM {source} LEFT SEMI JOIN "
+                f"(SELECT {keys} FROM {self._source_sub()}) AS `$keys` ON {on}) AS {alias}"
+            )
+        return f"(SELECT *, TRUE AS {q(PRESENT)}, monotonically_increasing_id() AS {q(UID)} FROM {source}) AS {alias}"
+
+    def join_keys_sql(self) -> str:
+        """The source side's join keys over the source (to estimate their size)."""
+        keys = ", ".join(f"{s} AS `$k{i}`" for i, (_, s) in enumerate(self.join_keys))
+        return f"SELECT {keys} FROM {self._source_sub()}"
 
     def _source_sub(self) -> str:
         plan = self.plan
@@ -209,7 +232,12 @@ class MergeQueryBuilder:
         return cols
 
     def merge_rows_sql(self, value_types: Mapping[tuple[int, int], T.DataType]) -> str:
-        inner = f"SELECT {self.merge_row(value_types)} AS {q(MR)}, {', '.join(self._internal_columns())} {self.from_clause()}"
+        # A shuffle (sort-merge) join on the equality keys, never a broadcast of the target: see ``colocated``.
+        hint = f"/*+ MERGE({q(self.plan.target_alias)}) */ " if self.colocated else ""
+        inner = (
+            f"SELECT {hint}{self.merge_row(value_types)} AS {q(MR)}, {', '.join(self._internal_columns())} "
+            f"{self.from_clause()}"
+        )
         outer = [f"{q(MR)}.{q(c.name)} AS {q(c.name)}" for c in self.plan.target.columns]
         outer += [f"{q(MR)}.{q(OP)} AS {q(OP)}", f"{q(MR)}.{q(CASE)} AS {q(CASE)}", q(ROW_ID), q(UID), q(SEQ)]
         outer += [q(OLD_PREFIX + c) for c in self.plan.redistribution_columns]
@@ -447,9 +475,15 @@ def run_merge_pipeline(
     provider: ConnectorPageSinkProvider,
     session: ConnectorSession,
     merge_handle: ConnectorMergeTableHandle,
+    colocated: bool = False,
 ) -> tuple[list[Any], DmlStats]:
     """Processor, redistribution and sinks over the merge rows; returns every sink's fragments and counts.
-    Raises on any task failure (the caller aborts the merge)."""
+    Raises on any task failure (the caller aborts the merge).
+
+    ``colocated``: every merge row of a target row comes out of one task of ``rows`` (a shuffle join on the
+    ON clause's equality keys, see :attr:`MergeQueryBuilder.colocated`). Then the duplicate-match check runs
+    in those tasks and, when the connector asks for no redistribution, processor and sink too: no shuffle
+    after the join at all."""
     processor = _processor(plan)
     data_columns = tuple(c.name for c in plan.target.columns)
     page_schema = MERGE_PAGE_LAYOUT.schema(
@@ -460,7 +494,9 @@ def run_merge_pipeline(
         page_schema = page_schema.append(pa.field(c.name, c.type))  # after $row_id (MergePageLayout)
     writer_schema = "fragments binary, stats binary"
     needs_shuffle = (
-        plan.duplicate_check or plan.target.insert_layout is not None or plan.target.update_layout is not None
+        (plan.duplicate_check and not colocated)
+        or plan.target.insert_layout is not None
+        or plan.target.update_layout is not None
     )
     if needs_shuffle:
         processed = rows.mapInArrow(_Process(processor), _processed_schema(rows, plan))
@@ -471,9 +507,9 @@ def run_merge_pipeline(
         writer = _Write(provider, session, merge_handle, data_columns, plan.duplicate_check, page_schema)
         out = routed.mapInArrow(writer, writer_schema)
     else:
-        writer = _Write(provider, session, merge_handle, data_columns, False, page_schema, processor)
+        writer = _Write(provider, session, merge_handle, data_columns, plan.duplicate_check, page_schema, processor)
         out = rows.mapInArrow(writer, writer_schema)
-    collected = out.collect()
+    collected = _collect(spark, out, colocated)
     fragments: list[Any] = []
     counts: dict[tuple[int, int], int] = {}
     pids: list[int] = []
@@ -487,6 +523,26 @@ def run_merge_pipeline(
         for key, n in stats["counts"].items():
             counts[key] = counts.get(key, 0) + n
     return fragments, _stats(counts, pids, sinks)
+
+
+_SKEW_JOIN = "spark.sql.adaptive.skewJoin.enabled"
+
+
+def _collect(spark: SparkSession, out: DataFrame, colocated: bool) -> list[Any]:
+    """Run the writers. A co-located plan must keep each target row in one task: adaptive execution's skew
+    handling would split a large source partition and copy the target partition to each piece, so it is off
+    while this statement runs."""
+    if not colocated:
+        return out.collect()
+    before = spark.conf.get(_SKEW_JOIN, None)
+    spark.conf.set(_SKEW_JOIN, "false")
+    try:
+        return out.collect()
+    finally:
+        if before is None:
+            spark.conf.unset(_SKEW_JOIN)
+        else:
+            spark.conf.set(_SKEW_JOIN, before)
 
 
 def _stats(counts: Mapping[tuple[int, int], int], pids: list[int], sinks: int) -> DmlStats:

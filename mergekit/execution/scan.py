@@ -13,17 +13,21 @@ import attrs
 import pyarrow as pa
 from pyspark import cloudpickle
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from mergekit.spi import (
     ColumnHandle,
     Connector,
     ConnectorPageSourceProvider,
     ConnectorSession,
+    ConnectorSplit,
     ConnectorTableHandle,
     Constraint,
+    NativeScan,
+    NativeScanUnion,
 )
 
-from .types import spark_schema
+from .types import spark_schema, spark_type
 
 __all__ = ["scan_table"]
 
@@ -61,38 +65,35 @@ def _conform(page: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     return page
 
 
-def scan_table(
+def _native_frame(spark: SparkSession, native: NativeScan, columns: Sequence[ColumnHandle] | None) -> DataFrame:
+    """One native scan as a DataFrame with ``columns`` (None: the file columns as they are)."""
+    if native.paths:
+        reader = spark.read.format(native.format).options(**dict(native.options))
+        df = reader.schema(spark_schema(native.schema)).load(list(native.paths))
+    else:
+        df = spark.createDataFrame([], spark_schema(native.schema))
+    if native.row_filter:
+        df = df.where(native.row_filter)
+    if native.anti_join is not None:
+        keys = [f"`{k}`" for k in native.anti_join.keys]
+        excluded = _native_frame(spark, native.anti_join.scan, None).select(*keys)
+        df = df.join(excluded, on=list(native.anti_join.keys), how="left_anti")
+    if columns is None:
+        return df
+    return df.select(
+        *[F.expr(native.projections.get(c.name, f"`{c.name}`")).cast(spark_type(c.type)).alias(c.name) for c in columns]
+    )
+
+
+def _split_frame(
     spark: SparkSession,
     connector: Connector,
     session: ConnectorSession,
     table_handle: ConnectorTableHandle,
     columns: Sequence[ColumnHandle],
-    constraint: Constraint | None = None,
-    *,
-    stats: dict[str, object] | None = None,
+    splits: Sequence[ConnectorSplit],
 ) -> DataFrame:
-    """A DataFrame with exactly ``columns`` (by handle name) of the table. ``constraint`` goes to the
-    connector's ``get_splits`` for pruning; ``stats``, when given, receives ``splits`` (how many were read,
-    None for a native scan) so callers can show what pruning achieved."""
-    metadata = connector.get_metadata()
     schema = pa.schema([pa.field(c.name, c.type) for c in columns])
-    native = metadata.get_native_scan(session=session, table_handle=table_handle, columns=columns)
-    if native is not None:
-        if stats is not None:
-            stats["splits"] = None
-            stats["files"] = len(native.paths)
-        if not native.paths:
-            return spark.createDataFrame([], spark_schema(schema))
-        reader = spark.read.format(native.format).options(**dict(native.options))
-        df = reader.schema(spark_schema(native.schema)).load(list(native.paths))
-        if native.row_filter:
-            df = df.where(native.row_filter)
-        return df.select(*[f"`{c.name}`" for c in columns])
-    splits = connector.get_split_manager().get_splits(
-        session=session, table_handle=table_handle, columns=columns, constraint=constraint or Constraint()
-    )
-    if stats is not None:
-        stats["splits"] = len(splits)
     if not splits:
         return spark.createDataFrame([], spark_schema(schema))
     payloads = [(cloudpickle.dumps(s),) for s in splits]
@@ -108,3 +109,44 @@ def scan_table(
         schema=schema,
     )
     return split_df.mapInArrow(reader, spark_schema(schema))
+
+
+def scan_table(
+    spark: SparkSession,
+    connector: Connector,
+    session: ConnectorSession,
+    table_handle: ConnectorTableHandle,
+    columns: Sequence[ColumnHandle],
+    constraint: Constraint | None = None,
+    *,
+    stats: dict[str, object] | None = None,
+) -> DataFrame:
+    """A DataFrame with exactly ``columns`` (by handle name) of the table. ``constraint`` goes to the
+    connector (``get_native_scan`` / ``get_splits``) for pruning; ``stats``, when given, receives ``splits``
+    (how many splits were read through page sources) and ``files`` (how many files Spark read natively) so
+    callers can show what pruning achieved."""
+    metadata = connector.get_metadata()
+    constraint = constraint or Constraint()
+    native = metadata.get_native_scan(
+        session=session, table_handle=table_handle, columns=columns, constraint=constraint
+    )
+    if isinstance(native, NativeScan):
+        native = NativeScanUnion(scans=(native,))
+    if native is not None:
+        splits: Sequence[ConnectorSplit] = native.splits
+        if stats is not None:
+            stats["splits"] = len(splits)
+            stats["files"] = sum(len(n.paths) for n in native.scans)
+        frames = [_native_frame(spark, n, columns) for n in native.scans if n.paths]
+        if splits or not frames:
+            frames.append(_split_frame(spark, connector, session, table_handle, columns, splits))
+        df = frames[0]
+        for other in frames[1:]:
+            df = df.unionByName(other)
+        return df
+    splits = connector.get_split_manager().get_splits(
+        session=session, table_handle=table_handle, columns=columns, constraint=constraint
+    )
+    if stats is not None:
+        stats["splits"] = len(splits)
+    return _split_frame(spark, connector, session, table_handle, columns, splits)

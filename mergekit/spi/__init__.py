@@ -43,12 +43,14 @@ from ._partitioning import (
 )
 from ._read import (
     ALL,
+    AntiJoin,
     ConnectorPageSource,
     ConnectorPageSourceProvider,
     ConnectorSplit,
     ConnectorSplitManager,
     Constraint,
     NativeScan,
+    NativeScanUnion,
 )
 from ._sink import (
     DELETE_OPERATION_NUMBER,
@@ -110,6 +112,8 @@ __all__ = [
     "MergePage",
     "MergePageLayout",
     "NativeScan",
+    "NativeScanUnion",
+    "AntiJoin",
     "RowChangeParadigm",
     "SchemaTableName",
     "TIME_TRAVEL_MESSAGE",

@@ -24,7 +24,7 @@ from ._model import (
     TableVersion,
 )
 from ._partitioning import PartitionBounds, PartitionScheme, RowsCheck
-from ._read import NativeScan
+from ._read import ALL, Constraint, NativeScan, NativeScanUnion
 
 __all__ = [
     "ConnectorMetadata",
@@ -178,8 +178,10 @@ class ConnectorMetadata:
         session: ConnectorSession,
         table_handle: ConnectorTableHandle,
         columns: Sequence[ColumnHandle],
-    ) -> NativeScan | None:
-        """A scan Spark can run by itself, or None (the default) to read through splits and page sources."""
+        constraint: Constraint = ALL,
+    ) -> NativeScan | NativeScanUnion | None:
+        """A scan Spark can run by itself (or a union of such scans and splits), or None (the default) to
+        read through splits and page sources. ``constraint`` is for pruning, as in ``get_splits``."""
         return None
 
     # ---- MERGE, UPDATE, DELETE, INSERT ------------------------------------------------------------------

@@ -10,7 +10,9 @@ The engine reads a connector table for queries and for the target scan of MERGE,
 
 A connector whose data Spark can read by itself may instead return a :class:`NativeScan` from
 ``ConnectorMetadata.get_native_scan``: the engine then asks Spark to read the files directly (with Spark's
-own vectorised reader, column pruning and filter pushdown) and skips the split path.
+own vectorised reader, column pruning and filter pushdown) and skips the split path. A
+:class:`NativeScanUnion` mixes both: native scans for most files (with an :class:`AntiJoin` to drop rows
+that later files supersede) and splits for the rest.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ __all__ = [
     "ConnectorPageSource",
     "ConnectorPageSourceProvider",
     "NativeScan",
+    "AntiJoin",
+    "NativeScanUnion",
 ]
 
 
@@ -101,9 +105,12 @@ class ConnectorPageSourceProvider(abc.ABC):
 class NativeScan:
     """A scan Spark performs itself: ``spark.read.format(format).options(**options).schema(schema).load(paths)``.
 
-    ``schema`` names the columns the files hold; the engine projects the requested columns from it.
-    ``paths`` may be empty (an empty table). ``row_filter``, when set, is a SQL predicate over the file
-    columns (Spark SQL syntax) that the engine applies before anything else, e.g. to drop superseded versions.
+    ``schema`` names the columns the files hold; the engine projects the requested columns from it, each
+    by name unless ``projections`` gives a Spark SQL expression over the file columns for it (e.g. a row id
+    built from key columns: ``{"$row_id": "named_struct('id', id)"}``). ``paths`` may be empty (no rows).
+    ``row_filter``, when set, is a SQL predicate over the file columns (Spark SQL syntax) that the engine
+    applies before anything else, e.g. to drop deleted rows. ``anti_join``, when set, drops every row whose
+    key columns occur in another scan's rows (rows superseded by later files), after ``row_filter``.
     """
 
     format: str
@@ -111,3 +118,25 @@ class NativeScan:
     schema: pa.Schema
     options: Mapping[str, str] = attrs.field(factory=dict)
     row_filter: str | None = None
+    projections: Mapping[str, str] = attrs.field(factory=dict)
+    anti_join: AntiJoin | None = None
+
+
+@attrs.frozen(kw_only=True)
+class AntiJoin:
+    """Drop the rows of a :class:`NativeScan` whose ``keys`` (file columns, compared with ``=``) occur in
+    ``scan``'s rows. Only ``keys`` are read from ``scan`` (its ``projections`` are ignored); its
+    ``row_filter`` applies. The engine picks the join strategy (a broadcast when ``scan`` is small)."""
+
+    keys: tuple[str, ...] = attrs.field(converter=_tuple)
+    scan: NativeScan
+
+
+@attrs.frozen(kw_only=True)
+class NativeScanUnion:
+    """A table read as the union of native scans and of splits read through the connector's page source
+    (for the part Spark cannot read by itself). Every part yields the requested columns; the union has
+    exactly the rows of the table (the parts must not overlap)."""
+
+    scans: tuple[NativeScan, ...] = attrs.field(converter=_tuple)
+    splits: tuple[ConnectorSplit, ...] = attrs.field(converter=_tuple, default=())

@@ -4,7 +4,7 @@ DDL and STREAM) into an immutable statement model, and renders expressions as Sp
 from __future__ import annotations
 
 from ._functions import register_function
-from ._mergetable import cast_query, predicate_constraints, scan_constraints
+from ._mergetable import cast_query, equi_join_keys, predicate_constraints, scan_constraints
 from ._model import (
     AlterTableAddColumn,
     AlterTableDropColumn,
@@ -53,6 +53,7 @@ __all__ = [
     "PartitionClause",
     "cast_query",
     "predicate_constraints",
+    "equi_join_keys",
     "scan_constraints",
     "Call",
     "ColumnDefinition",

@@ -44,7 +44,7 @@ from ._model import (
     Statement,
     TableRef,
 )
-from ._render import identifier_name, table_ref_of
+from ._render import column_refs, identifier_name, table_ref_of
 
 __all__ = ["parse_merge_table_statement", "cast_query", "scan_constraints", "predicate_constraints"]
 
@@ -397,3 +397,35 @@ def scan_constraints(query: Query) -> Mapping[TableRef, dict[str, tuple[Any, ...
         if found:
             out[ref] = found
     return out
+
+
+def equi_join_keys(expression: Expression, left: str, right: str) -> list[tuple[Expression, Expression]]:
+    """Equality conjuncts of a join condition that pair an expression over ``left``'s columns only with one
+    over ``right``'s columns only (``t.id = s.id``, ``t.k = s.a + 1``), as ``(left side, right side)``.
+
+    Every pair of rows the condition accepts has equal values on both sides of each pair, so the pairs can
+    partition (or pre-filter) both inputs of the join. Conjuncts with subqueries, unqualified or other
+    columns, or no columns on one side are left out: the result may be empty, never wrong."""
+
+    def side(node: exp.Expression) -> str | None:
+        if node.find(exp.Select) is not None:
+            return None
+        refs = column_refs(node)
+        qualifiers = {q.lower() if q else q for q, _ in refs}
+        if len(qualifiers) != 1:
+            return None
+        (qualifier,) = qualifiers
+        return qualifier if qualifier in (left.lower(), right.lower()) else None
+
+    pairs: list[tuple[Expression, Expression]] = []
+    for c in _conjuncts(expression.node):
+        if not isinstance(c, exp.EQ):
+            continue
+        a, b = side(c.this), side(c.expression)
+        if a is None or b is None:
+            continue
+        if a == left.lower() and b == right.lower():
+            pairs.append((Expression(node=c.this), Expression(node=c.expression)))
+        elif a == right.lower() and b == left.lower():
+            pairs.append((Expression(node=c.expression), Expression(node=c.this)))
+    return pairs

@@ -84,6 +84,46 @@ def test_duplicate_match_names_the_target_row(engine: Engine) -> None:
     assert_rows(engine.execute("SELECT * FROM target").rows(), [(1, "a", 10), (2, "b", 20), (3, "c", 30), (4, "d", 40)])
 
 
+def test_duplicate_matches_from_different_source_partitions_are_found(engine: Engine, spark) -> None:
+    """The duplicate-match check runs in the join's tasks: the engine must make every match of a target row
+    meet in one task even when the target is tiny (Spark would broadcast it) and the source rows that match
+    it sit in different partitions of a spread-out source."""
+    _setup(engine)
+    rows = [(i % 50, f"n{i}", i) for i in range(200)]  # every id 0..49 four times, spread over 8 partitions
+    source = spark.createDataFrame(rows, "id INT, name STRING, amount INT").repartition(8)
+    engine.register_dataframe("spread", source)
+    try:
+        with pytest.raises(MergekitError) as info:
+            engine.execute(
+                "MERGE INTO target t USING spread s ON t.id = s.id WHEN MATCHED THEN UPDATE SET name = s.name"
+            )
+        assert info.value.code is ErrorCode.MERGE_TARGET_ROW_MULTIPLE_MATCHES
+        # a key expression on the source side, the ON written the other way round, and a FULL join
+        with pytest.raises(MergekitError) as info:
+            engine.execute(
+                "MERGE INTO target t USING spread s ON s.id + 0 = t.id AND s.amount >= 0 "
+                "WHEN MATCHED THEN DELETE WHEN NOT MATCHED BY SOURCE THEN DELETE"
+            )
+        assert info.value.code is ErrorCode.MERGE_TARGET_ROW_MULTIPLE_MATCHES
+        assert_rows(
+            engine.execute("SELECT * FROM target").rows(), [(1, "a", 10), (2, "b", 20), (3, "c", 30), (4, "d", 40)]
+        )
+        # one match per target row: fine, and every row arrives exactly once
+        unique = spark.createDataFrame([(i, f"u{i}", i) for i in range(100)], "id INT, name STRING, amount INT")
+        engine.register_dataframe("spread", unique.repartition(8))
+        result = engine.execute(
+            "MERGE INTO target t USING spread s ON t.id = s.id WHEN MATCHED THEN UPDATE SET name = s.name "
+            "WHEN NOT MATCHED AND s.id < 7 THEN INSERT VALUES (s.id, s.name, s.amount)"
+        )
+        assert result.row_count == 7
+        assert_rows(
+            engine.execute("SELECT * FROM target").rows(),
+            [(0, "u0", 0), (1, "u1", 10), (2, "u2", 20), (3, "u3", 30), (4, "u4", 40), (5, "u5", 5), (6, "u6", 6)],
+        )
+    finally:
+        engine.unregister_dataframe("spread")
+
+
 def test_duplicate_match_in_two_different_clauses_fails(engine: Engine) -> None:
     """PostgreSQL's rule: a target row changed by two source rows fails even when they pick different clauses."""
     _setup(engine)

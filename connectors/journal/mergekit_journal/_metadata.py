@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -27,6 +28,8 @@ import pyarrow.compute as pc
 
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import (
+    ALL,
+    AntiJoin,
     ColumnHandle,
     ColumnMetadata,
     ConnectorMergeTableHandle,
@@ -38,6 +41,8 @@ from mergekit.spi import (
     ConnectorTableLayout,
     ConnectorTableMetadata,
     Constraint,
+    NativeScan,
+    NativeScanUnion,
     RowChangeParadigm,
     SchemaTableName,
     TableVersion,
@@ -52,6 +57,8 @@ from ._handles import (
     HIDDEN_ROW_ID,
     OP_COLUMN,
     ROW_KEY,
+    SUBSEQUENT_COLUMN,
+    TOMBSTONE_OPS,
     FileRef,
     JournalFragment,
     JournalMergeHandle,
@@ -181,6 +188,21 @@ def _matches_constraint(f: FileRow, first_key: str, constraint: Constraint) -> b
     except TypeError:
         return True
     return True
+
+
+def _native_type(t: pa.DataType) -> bool:
+    """Types Spark's Parquet reader returns as mergekit expects them."""
+    return (
+        pa.types.is_integer(t)
+        or pa.types.is_floating(t)
+        or pa.types.is_decimal(t)
+        or pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_binary(t)
+        or pa.types.is_boolean(t)
+        or pa.types.is_date32(t)
+        or (pa.types.is_timestamp(t) and t.unit == "us")
+    )
 
 
 def _split_files(files: Sequence[FileRow]) -> tuple[list[FileRow], list[list[FileRow]]]:
@@ -588,6 +610,78 @@ class JournalMetadata(ConnectorMetadata):
             if kept:
                 splits.append(JournalSplit(mode="resolve", files=[f.ref() for f in kept], **label))
         return splits
+
+    def get_native_scan(
+        self,
+        *,
+        session: ConnectorSession,
+        table_handle: ConnectorTableHandle,
+        columns: Sequence[ColumnHandle],
+        constraint: Constraint = ALL,
+    ) -> NativeScanUnion | None:
+        """The logical table as Spark's own Parquet scans plus page-source splits for the recent files.
+
+        The snapshot's files in commit order are cut into a *base* (the longest prefix in which no file
+        supersedes a row of an earlier one: bulk loads, inserts, compaction output) and the *deltas* after
+        it. Base files hold only latest versions except for keys the deltas touch, so Spark reads them
+        natively, drops deleted rows with a filter and the keys of the deltas with an anti join; the deltas
+        (small, recent) resolve their versions in page sources as before. The latest version of a key is
+        then a cheap anti join, not a window over the table's history; ``compact`` folds deltas into a base.
+        """
+        h = self._handle(table_handle)
+        spec = h.spec
+        if h.kind != "logical" or "://" in self.config.warehouse:
+            return None
+        stored = {c.name: c.type for c in spec.columns}
+        if any(c.name not in stored and c.name != ROW_KEY for c in columns):
+            return None  # version columns of the logical table: per-file values, read through splits
+        if any(not _native_type(t) for t in stored.values()):
+            return None
+        with self.catalog.read() as cur:
+            files = self.files_at(cur, h.table_id, h.snapshot_seq)
+        files.sort(key=lambda f: (f.added_seq, f.file_id))
+        base: list[FileRow] = []
+        for g in files:
+            if g.explicit_versions and g.supersedes:
+                break  # raw journal rows: versions only a resolution can order
+            if g.supersedes and any(
+                g.max_version > f.min_version and _overlaps(f.key_min, f.key_max, g.key_min, g.key_max) for f in base
+            ):
+                break
+            base.append(g)
+        deltas = files[len(base) :]
+        first = spec.key[0]
+        base = [f for f in base if _matches_constraint(f, first, constraint)]
+        wanted = dict.fromkeys([*spec.key, *(c.name for c in columns if c.name != ROW_KEY)])
+        file_schema = pa.schema(
+            [pa.field(n, stored[n]) for n in wanted]
+            + [pa.field(OP_COLUMN, pa.int8()), pa.field(SUBSEQUENT_COLUMN, pa.int64())]
+        )
+        live = f"`{SUBSEQUENT_COLUMN}` IS NULL AND coalesce(`{OP_COLUMN}` NOT IN {tuple(TOMBSTONE_OPS)}, true)"
+        projections = {ROW_KEY: "named_struct(" + ", ".join(f"'{k}', `{k}`" for k in spec.key) + ")"}
+
+        def native(group: Sequence[FileRow], anti_join: AntiJoin | None = None) -> NativeScan:
+            return NativeScan(
+                format="parquet",
+                paths=[self._file_uri(f.path) for f in group],
+                schema=file_schema,
+                row_filter=live,
+                projections=projections,
+                anti_join=anti_join,
+            )
+
+        touched = [f for f in base if any(_overlaps(f.key_min, f.key_max, d.key_min, d.key_max) for d in deltas)]
+        untouched = [f for f in base if f not in touched]
+        scans = [native(untouched)]
+        if touched:
+            key_schema = pa.schema([pa.field(k, stored[k]) for k in spec.key])
+            delta_keys = NativeScan(format="parquet", paths=[self._file_uri(d.path) for d in deltas], schema=key_schema)
+            scans.append(native(touched, AntiJoin(keys=spec.key, scan=delta_keys)))
+        return NativeScanUnion(scans=scans, splits=self._logical_splits(deltas, spec, constraint))
+
+    def _file_uri(self, path: str) -> str:
+        _, base = filesystem(self.config.warehouse)
+        return "file://" + join_path(os.path.abspath(base), path)
 
     def get_splits(
         self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, constraint: Constraint

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import (
+    ALL,
     ColumnHandle,
     ColumnMetadata,
     ComputedColumn,
@@ -30,6 +31,7 @@ from mergekit.spi import (
     ConnectorTableMetadata,
     Constraint,
     NativeScan,
+    NativeScanUnion,
     PartitionBounds,
     PartitionKind,
     PartitionMethod,
@@ -639,11 +641,56 @@ class PartitionedMetadata(ConnectorMetadata):
     # ---- reads ------------------------------------------------------------------------------------------------
 
     def get_native_scan(
-        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, columns: Sequence[ColumnHandle]
-    ) -> NativeScan | None:
-        if isinstance(table_handle, MergeTableHandle | SystemTableHandle):
+        self,
+        *,
+        session: ConnectorSession,
+        table_handle: ConnectorTableHandle,
+        columns: Sequence[ColumnHandle],
+        constraint: Constraint = ALL,
+    ) -> NativeScan | NativeScanUnion | None:
+        if isinstance(table_handle, SystemTableHandle):
             return None
-        return self.bm.get_native_scan(session=session, table_handle=self._unwrap(table_handle), columns=columns)
+        if isinstance(table_handle, MergeTableHandle):
+            return self._merge_table_native_scan(session, table_handle, columns, constraint)
+        return self.bm.get_native_scan(
+            session=session, table_handle=self._unwrap(table_handle), columns=columns, constraint=constraint
+        )
+
+    def _merge_table_native_scan(
+        self,
+        session: ConnectorSession,
+        handle: MergeTableHandle,
+        columns: Sequence[ColumnHandle],
+        constraint: Constraint,
+    ) -> NativeScanUnion | None:
+        """The union of the children's native scans (when every pruned child has one), the row id wrapped
+        as ``{leaf, row}`` in Spark SQL; the children's splits are wrapped as in ``get_splits``."""
+        levels = {lvl.table_id: lvl for lvl in handle.levels}
+        scans: list[NativeScan] = []
+        splits: list[ConnectorSplit] = []
+        for leaf in self.pruned_leaves(handle, constraint, levels):
+            base_columns, base_row_id = self._base_columns(session, leaf.handle, columns)
+            child = self.bm.get_native_scan(
+                session=session, table_handle=leaf.handle, columns=base_columns, constraint=constraint
+            )
+            if child is None:
+                return None
+            union = child if isinstance(child, NativeScanUnion) else NativeScanUnion(scans=(child,))
+            for scan in union.scans:
+                projections = {
+                    c.name: scan.projections.get(base.name, f"`{base.name}`")
+                    for c, base in zip(columns, base_columns, strict=True)
+                }
+                if base_row_id is not None:
+                    projections[ROW_ID] = (
+                        f"named_struct('leaf', CAST({int(leaf.leaf_id)} AS BIGINT), 'row', {projections[ROW_ID]})"
+                    )
+                scans.append(attrs.evolve(scan, projections=projections))
+            splits.extend(
+                PartitionedSplit(leaf_id=leaf.leaf_id, base_handle=leaf.handle, base_split=split, base_row_id=base_row_id)
+                for split in union.splits
+            )
+        return NativeScanUnion(scans=scans, splits=splits)
 
     def get_splits(
         self,
