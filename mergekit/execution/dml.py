@@ -347,13 +347,7 @@ class _Write:
                         rows = batch.filter(changed).select([UID, ROW_ID])
                         changed_pages.append(rows)
                         changed_uids.append(rows.column(0).to_numpy(zero_copy_only=False))
-                grouped = (
-                    pa.table({"c": batch.column(MERGE_CASE), "o": ops})
-                    .group_by(["c", "o"])
-                    .aggregate([([], "count_all")])
-                )
-                for c, o, n in zip(*(grouped.column(i).to_pylist() for i in range(3)), strict=True):
-                    counts[(c, o)] = counts.get((c, o), 0) + n
+                _count(counts, batch.column(MERGE_CASE), ops)
                 if sink is None:
                     sink = self.provider.create_merge_sink(
                         session=self.session, merge_handle=self.merge_handle, sink_id=sink_id
@@ -376,6 +370,16 @@ class _Write:
                 "stats": pa.array([pickle.dumps(stats)], pa.binary()),
             }
         )
+
+
+def _count(counts: dict[tuple[int, int], int], cases: pa.Array, ops: pa.Array) -> None:
+    """Add the rows per (case number, operation) of one page to ``counts``."""
+    keys = pc.fill_null(cases, -1).to_numpy(zero_copy_only=False).astype(np.int64) * 8
+    keys += pc.fill_null(ops, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    values, n = np.unique(keys, return_counts=True)
+    for key, k in zip(values.tolist(), n.tolist(), strict=True):
+        case, op = divmod(key, 8)
+        counts[(case, op)] = counts.get((case, op), 0) + k
 
 
 def _conform(page: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:

@@ -46,6 +46,7 @@ class CrashingSink(JournalMergeSink):
 
     def store_merged_rows(self, page: Any) -> None:
         super().store_merged_rows(page)
+        self._flush()  # every page on disk at once (the sink buffers row groups): a crash leaves a partial file
         self._pages += 1
         if self._pages == PAGES_BEFORE_CRASH:
             path = os.path.join(self._warehouse, self._relpath)
@@ -102,7 +103,10 @@ def main() -> None:
     from mergekit.errors import MergekitError
     from mergekit.execution.session import local_session
 
-    spark = local_session(master="local[1]", shuffle_partitions=1)
+    # pages of 10k rows, so the sink sees several pages (PAGES_BEFORE_CRASH) before it dies
+    spark = local_session(
+        master="local[1]", shuffle_partitions=1, conf={"spark.sql.execution.arrow.maxRecordsPerBatch": "10000"}
+    )
     config = parse_config({"warehouse": warehouse, "version_type": "bigint"})
     engine = Engine(
         spark=spark,

@@ -39,6 +39,8 @@ from ._storage import filesystem, join_path
 
 __all__ = ["JournalPageSinkProvider", "JournalMergeSink"]
 
+_ROW_GROUP_ROWS = 128 * 1024
+
 
 class JournalPageSinkProvider(ConnectorPageSinkProvider):
     """Picklable: holds only the warehouse URI."""
@@ -88,6 +90,8 @@ class JournalMergeSink(ConnectorMergeSink):
         self._sup_range: tuple[Any, Any] = (None, None)
         self._version_range: tuple[Any, Any] = (None, None)
         self._next_row_id = 0
+        self._pending: list[pa.Table] = []
+        self._pending_rows = 0
 
     # -- page handling ------------------------------------------------------------------------------------
 
@@ -209,15 +213,14 @@ class JournalMergeSink(ConnectorMergeSink):
         return pc.binary_join_element_wise(prefix, counter, "")
 
     def _write(self, table: pa.Table) -> None:
+        """Buffer rows in file layout; they reach the file in row groups of about ``_ROW_GROUP_ROWS`` (a row
+        group per merge page would leave thousands of tiny row groups, slow to write and to read)."""
         if table.num_rows == 0:
             return
-        if self._writer is None:
-            fs, base = filesystem(self._warehouse)
-            full = join_path(base, self._relpath)
-            fs.create_dir(full.rsplit("/", 1)[0], recursive=True)
-            self._stream = fs.open_output_stream(full)
-            self._writer = pq.ParquetWriter(self._stream, self._schema)
-        self._writer.write_table(table)
+        self._pending.append(table)
+        self._pending_rows += table.num_rows
+        if self._pending_rows >= _ROW_GROUP_ROWS:
+            self._flush()
         self._row_count += table.num_rows
         first_key = self._spec.key[0]
         self._key_range = _widen(*self._key_range, *_min_max(table.column(first_key)))
@@ -226,9 +229,23 @@ class JournalMergeSink(ConnectorMergeSink):
             superseding = table  # raw rows may supersede anything
         self._sup_range = _widen(*self._sup_range, *_min_max(superseding.column(first_key)))
 
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        if self._writer is None:
+            fs, base = filesystem(self._warehouse)
+            full = join_path(base, self._relpath)
+            fs.create_dir(full.rsplit("/", 1)[0], recursive=True)
+            self._stream = fs.open_output_stream(full)
+            self._writer = pq.ParquetWriter(self._stream, self._schema)
+        table = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
+        self._pending, self._pending_rows = [], 0
+        self._writer.write_table(table, row_group_size=max(table.num_rows, 1))
+
     # -- completion ---------------------------------------------------------------------------------------
 
     def finish(self) -> Sequence[Any]:
+        self._flush()
         if self._writer is None:
             return []
         self._writer.close()
