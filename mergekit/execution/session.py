@@ -46,6 +46,8 @@ def local_session(
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", str(shuffle_partitions or max(2, cores)))
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        # Arrow batches to and from Python workers (scans, processors, sinks): fewer, larger pages
+        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "65536")
         .config("spark.driver.memory", os.environ.get("MERGEKIT_DRIVER_MEMORY", "2g"))
         .config("spark.sql.adaptive.enabled", "true")
     )

@@ -687,7 +687,9 @@ class PartitionedMetadata(ConnectorMetadata):
                     )
                 scans.append(attrs.evolve(scan, projections=projections))
             splits.extend(
-                PartitionedSplit(leaf_id=leaf.leaf_id, base_handle=leaf.handle, base_split=split, base_row_id=base_row_id)
+                PartitionedSplit(
+                    leaf_id=leaf.leaf_id, base_handle=leaf.handle, base_split=split, base_row_id=base_row_id
+                )
                 for split in union.splits
             )
         return NativeScanUnion(scans=scans, splits=splits)
