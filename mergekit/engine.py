@@ -12,6 +12,7 @@ import attrs
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401 - pa.compute in _Misfits
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from mergekit import plugins
@@ -737,9 +738,11 @@ class Engine:
             expr_sql = msql.parse_expression(c.expression).to_spark(tables={}, schema={"$rows": columns_schema})
             computed.append((c.name, f"CAST(({expr_sql}) AS {spark_sql_type(spark_type(c.type))})"))
         join_keys: tuple[tuple[str, str], ...] = ()
+        key_columns: tuple[str | None, ...] = ()
         if plan.join in (JoinKind.RIGHT, JoinKind.FULL) and plan.on is not None and plan.source_alias:
             pairs = msql.equi_join_keys(plan.on, plan.target_alias, plan.source_alias)
             join_keys = tuple((render(a), render(b)) for a, b in pairs)
+            key_columns = tuple(_bare_column(a) for a, _ in pairs)
         builder = MergeQueryBuilder(
             computed=tuple(computed),
             plan=plan,
@@ -750,6 +753,7 @@ class Engine:
             source_from=source_from,
             source_columns=source_columns,
             join_keys=join_keys,
+            key_columns=key_columns,
         )
         if join_keys and plan.join is JoinKind.RIGHT:
             # Only target rows whose keys occur in the source can match: filter the target by a broadcast of
@@ -758,6 +762,24 @@ class Engine:
             builder = attrs.evolve(builder, reduce_target=estimate <= _REDUCE_TARGET_MAX_BYTES)
         return builder
 
+    def _source_key_values(self, builder: MergeQueryBuilder) -> dict[str, frozenset[Any]]:
+        """Dynamic pruning: for a tiny source, the values its join keys take, per bare target key column.
+        Every target row a RIGHT-join MERGE changes has one of them, so the connector may skip files (the
+        journal: by key range) and Spark may skip row groups."""
+        if not builder.reduce_target or not any(builder.key_columns):
+            return {}
+        if _estimated_bytes(self.spark.sql(builder.join_keys_sql())) > _KEY_VALUES_MAX_BYTES:
+            return {}
+        found: dict[str, frozenset[Any]] = {}
+        for i, column in enumerate(builder.key_columns):
+            if column is None:
+                continue
+            rows = self.spark.sql(builder.key_values_sql(i, _KEY_VALUES_MAX + 1)).collect()
+            if len(rows) <= _KEY_VALUES_MAX:
+                values = frozenset(r[0] for r in rows)
+                found[column] = found[column] & values if column in found else values
+        return found
+
     def _target_view(
         self,
         table: ResolvedTable,
@@ -765,9 +787,11 @@ class Engine:
         binding: _Binding,
         handle: ConnectorTableHandle | None,
         constraint: Constraint | None = None,
+        values: Mapping[str, frozenset[Any]] | None = None,
     ) -> str:
         """The target scan of ``columns`` (see :func:`_scan_columns`). With ``handle`` None, an empty stand-in
-        with the right schema (enough for analysis, and nothing is read)."""
+        with the right schema (enough for analysis, and nothing is read). ``values``: columns whose values
+        are known to lie in a set (dynamic pruning), filtered right at the scan so Spark can push them down."""
         if handle is None:
             schema = T.StructType([T.StructField(c.name, spark_type(c.type), True) for c in columns])
             return binding.new_view(self.spark.createDataFrame([], schema), "target_probe")
@@ -776,6 +800,8 @@ class Engine:
             self.spark, table.connector, binding.session(table.catalog), handle, columns, constraint, stats=stats
         )
         binding.scans.append(stats)
+        for column, vals in (values or {}).items():
+            df = df.where(F.col(q(column)).isin(sorted(vals, key=repr)))
         return binding.new_view(df, "target")
 
     def _dml(self, st: msql.Statement, binding: _Binding) -> Result:
@@ -804,10 +830,16 @@ class Engine:
         )
         try:
             if plan.join is not JoinKind.SOURCE:
+                values = self._source_key_values(builder)
                 builder = attrs.evolve(
                     builder,
                     target_view=self._target_view(
-                        table, scan_columns, binding, merge_handle.table_handle, _target_constraint(st, plan)
+                        table,
+                        scan_columns,
+                        binding,
+                        merge_handle.table_handle,
+                        _with_values(_target_constraint(st, plan), values),
+                        values,
                     ),
                 )
             rows = self.spark.sql(builder.merge_rows_sql(value_types))
@@ -837,6 +869,11 @@ class Engine:
         return Result(statement=plan.statement, row_count=stats.row_count, metrics=metrics)
 
 
+# Dynamic pruning (``_source_key_values``): sources whose keys are estimated at most this large, with at most
+# this many distinct values per key.
+_KEY_VALUES_MAX_BYTES = 64 * 1024
+_KEY_VALUES_MAX = 1000
+
 # Source join keys up to this estimated size are broadcast to pre-filter a MERGE target (a 1M-row BIGINT key
 # is about 8 MB; Spark's estimates of file sources are rough, so the bound is generous).
 _REDUCE_TARGET_MAX_BYTES = 64 * 1024 * 1024
@@ -848,6 +885,25 @@ def _estimated_bytes(df: DataFrame) -> int:
         return int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
     except Exception:  # noqa: BLE001 - e.g. Spark Connect: no estimate, no reduction
         return 1 << 62
+
+
+def _bare_column(expr: msql.Expression) -> str | None:
+    """The column name when ``expr`` is a plain column reference."""
+    refs = expr.column_refs()
+    if len(refs) == 1 and expr.is_column:
+        ((_, name),) = refs
+        return name
+    return None
+
+
+def _with_values(constraint: Constraint | None, values: Mapping[str, frozenset[Any]]) -> Constraint | None:
+    if not values:
+        return constraint
+    base = constraint or Constraint()
+    equalities = dict(base.equalities)
+    for column, vals in values.items():
+        equalities[column] = frozenset(equalities[column]) & vals if column in equalities else vals
+    return Constraint(equalities=equalities, ranges=base.ranges)
 
 
 def _scan_columns(target: TargetTable, handles: Mapping[str, ColumnHandle]) -> list[ColumnHandle]:

@@ -93,6 +93,8 @@ class MergeQueryBuilder:
     # Pre-filter the target to rows whose join keys occur in the source (a broadcast semi join): a RIGHT
     # join then shuffles the rows that can match, not the whole target. Only when the source is small.
     reduce_target: bool = False
+    # Per join key: the target column when the target side is a bare column (``t.id``), else None.
+    key_columns: tuple[str | None, ...] = ()
 
     @property
     def colocated(self) -> bool:
@@ -118,6 +120,11 @@ class MergeQueryBuilder:
         """The source side's join keys over the source (to estimate their size)."""
         keys = ", ".join(f"{s} AS `$k{i}`" for i, (_, s) in enumerate(self.join_keys))
         return f"SELECT {keys} FROM {self._source_sub()}"
+
+    def key_values_sql(self, index: int, limit: int) -> str:
+        """Up to ``limit`` distinct non-null values of the source side of join key ``index``."""
+        key = self.join_keys[index][1]
+        return f"SELECT DISTINCT {key} AS `$k` FROM {self._source_sub()} WHERE {key} IS NOT NULL LIMIT {limit}"
 
     def _source_sub(self) -> str:
         plan = self.plan

@@ -125,6 +125,13 @@ class Expression(_Tree):
         return column_refs(self.node)
 
     @property
+    def is_column(self) -> bool:
+        """Whether the expression is a plain (possibly qualified) column reference."""
+        from sqlglot import exp as e
+
+        return isinstance(self.node, e.Column) and isinstance(self.node.this, e.Identifier)
+
+    @property
     def is_null_literal(self) -> bool:
         from ._render import is_null_literal
 

@@ -78,3 +78,24 @@ def test_duplicate_matches_from_different_source_partitions_are_found(spark, tmp
         e.execute("MERGE INTO t USING spread s ON t.id = s.id WHEN MATCHED THEN UPDATE SET name = s.name")
     assert info.value.code is ErrorCode.MERGE_TARGET_ROW_MULTIPLE_MATCHES
     assert_rows(e.execute("SELECT * FROM t").rows(), [(1, "a"), (2, "b"), (3, "c")])
+
+
+def test_tiny_source_prunes_target_files_by_key_range(spark, tmp_path) -> None:
+    """Dynamic pruning: the engine learns a tiny source's key values and the journal reads only the files
+    whose key range can hold them; a large source reads every file."""
+    e = _engine(spark, tmp_path, rows_per_file=100)
+    e.execute("CREATE TABLE t (id BIGINT NOT NULL, v VARCHAR, PRIMARY KEY (id))")
+    e.execute("INSERT INTO t SELECT id, 'v' FROM UNNEST(sequence(0, 999)) AS x(id)")
+    files = _scan(e.execute("UPDATE t SET v = 'w' WHERE v = 'nothing'"))["files"]
+    assert files >= 10  # 1000 rows in files of at most 100 rows
+    one = e.execute(
+        "MERGE INTO t USING (VALUES (BIGINT '555', 'x')) s(id, v) ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v"
+    )
+    assert one.row_count == 1
+    assert _scan(one)["files"] < files  # only files whose key range holds 555
+    e.register_dataframe("big", spark.range(0, 1000, 7).selectExpr("id", "'y' AS v"))
+    many = e.execute("MERGE INTO t USING big s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v")
+    assert many.row_count == 143
+    assert e.execute("SELECT count(*) FROM t WHERE v = 'y'").rows() == [(143,)]
+    assert e.execute("SELECT v FROM t WHERE id = 555").rows() == [("x",)]
+    assert e.execute("SELECT count(*) FROM t").rows() == [(1000,)]

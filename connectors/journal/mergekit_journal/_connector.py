@@ -36,7 +36,7 @@ class JournalConnector(Connector):
         self._metadata = JournalMetadata(catalog_name=catalog_name, config=config, catalog=self._catalog)
         self._split_manager = JournalSplitManager(self._metadata)
         self._page_sources = JournalPageSourceProvider(config.warehouse)
-        self._page_sinks = JournalPageSinkProvider(config.warehouse)
+        self._page_sinks = JournalPageSinkProvider(config.warehouse, config.rows_per_file)
 
     def get_metadata(self) -> ConnectorMetadata:
         return self._metadata

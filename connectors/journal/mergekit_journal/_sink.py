@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -43,15 +44,16 @@ _ROW_GROUP_ROWS = 128 * 1024
 
 
 class JournalPageSinkProvider(ConnectorPageSinkProvider):
-    """Picklable: holds only the warehouse URI."""
+    """Picklable: holds only the warehouse URI and the file size."""
 
-    def __init__(self, warehouse: str) -> None:
+    def __init__(self, warehouse: str, rows_per_file: int = 1_000_000) -> None:
         self.warehouse = warehouse
+        self.rows_per_file = rows_per_file
 
     def create_merge_sink(self, *, session: ConnectorSession, merge_handle: Any, sink_id: int) -> ConnectorMergeSink:
         if not isinstance(merge_handle, JournalMergeHandle):
             raise MergekitError(ErrorCode.GENERIC_INTERNAL_ERROR, f"Not a journal merge handle: {merge_handle!r}")
-        return JournalMergeSink(self.warehouse, merge_handle, sink_id)
+        return JournalMergeSink(self.warehouse, merge_handle, sink_id, getattr(self, "rows_per_file", 1_000_000))
 
 
 def _min_max(arr: pa.Array | pa.ChunkedArray) -> tuple[Any, Any]:
@@ -70,7 +72,9 @@ def _widen(lo: Any, hi: Any, new_lo: Any, new_hi: Any) -> tuple[Any, Any]:
 
 
 class JournalMergeSink(ConnectorMergeSink):
-    def __init__(self, warehouse: str, handle: JournalMergeHandle, sink_id: int) -> None:
+    def __init__(
+        self, warehouse: str, handle: JournalMergeHandle, sink_id: int, rows_per_file: int = 1_000_000
+    ) -> None:
         table_handle = handle.table_handle
         assert isinstance(table_handle, JournalTableHandle)
         self._warehouse = warehouse
@@ -79,19 +83,23 @@ class JournalMergeSink(ConnectorMergeSink):
         self._sink_id = sink_id
         self._raw = handle.raw_journal
         self._schema = self._spec.explicit_file_schema if self._raw else self._spec.file_schema
-        self._relpath = join_path(
-            table_handle.location, "data", handle.merge_id, f"part-{sink_id:05d}-{uuid.uuid4().hex[:12]}.parquet"
-        )
+        self._rows_per_file = max(1, rows_per_file)
+        self._relpath = ""
         self._writer: pq.ParquetWriter | None = None
         self._stream: Any = None
-        self._row_count = 0
-        self._counts = {"inserts": 0, "updates": 0, "deletes": 0, "moves": 0}
-        self._key_range: tuple[Any, Any] = (None, None)
-        self._sup_range: tuple[Any, Any] = (None, None)
+        self._fragments: list[JournalFragment] = []
+        self._counts = {"inserts": 0, "updates": 0, "deletes": 0, "moves": 0}  # raw journal rows only
         self._version_range: tuple[Any, Any] = (None, None)
         self._next_row_id = 0
         self._pending: list[pa.Table] = []
         self._pending_rows = 0
+        self._new_file_state()
+
+    def _new_file_state(self) -> None:
+        self._row_count = 0
+        self._ops = np.zeros(6, dtype=np.int64)  # rows per operation in the current file
+        self._key_range: tuple[Any, Any] = (None, None)
+        self._sup_range: tuple[Any, Any] = (None, None)
 
     # -- page handling ------------------------------------------------------------------------------------
 
@@ -117,11 +125,9 @@ class JournalMergeSink(ConnectorMergeSink):
         inserts = page.filter(pc.is_in(ops, value_set=pa.array([1, 4], pa.int8())))
         if inserts.num_rows:
             parts.append(self._rows(inserts, n, from_row_id=False))
-            self._counts["inserts"] += int(pc.sum(pc.equal(inserts.column(n), 1)).as_py() or 0)
         deletes = page.filter(pc.is_in(ops, value_set=pa.array([2, 5], pa.int8())))
         if deletes.num_rows:
             parts.append(self._rows(deletes, n, from_row_id=True))
-            self._counts["deletes"] += int(pc.sum(pc.equal(deletes.column(n), 2)).as_py() or 0)
         updates = page.filter(pc.equal(ops, 3))
         if updates.num_rows:
             parts.extend(self._update_rows(updates, n))
@@ -156,7 +162,6 @@ class JournalMergeSink(ConnectorMergeSink):
     def _update_rows(self, updates: pa.RecordBatch, n: int) -> list[pa.Table]:
         spec = self._spec
         if spec.hidden_key:
-            self._counts["updates"] += updates.num_rows
             return [self._rows(updates, n, from_row_id=False, op=3)]
         old = self._key_from_row_id(updates, n)
         names = [c.name for c in spec.visible]
@@ -168,13 +173,10 @@ class JournalMergeSink(ConnectorMergeSink):
         out = []
         in_place = updates.filter(same)
         if in_place.num_rows:
-            self._counts["updates"] += in_place.num_rows
             out.append(self._rows(in_place, n, from_row_id=False, op=3))
         moved = updates.filter(pc.invert(same))
         if moved.num_rows:
             # A key move: tombstone the old key (with the row's other values) and insert under the new key.
-            self._counts["moves"] += moved.num_rows
-            self._counts["updates"] += moved.num_rows
             out.append(self._rows(moved, n, from_row_id=True, op=5))
             out.append(self._rows(moved, n, from_row_id=False, op=4))
         return out
@@ -214,46 +216,65 @@ class JournalMergeSink(ConnectorMergeSink):
 
     def _write(self, table: pa.Table) -> None:
         """Buffer rows in file layout; they reach the file in row groups of about ``_ROW_GROUP_ROWS`` (a row
-        group per merge page would leave thousands of tiny row groups, slow to write and to read)."""
+        group per merge page would leave thousands of tiny row groups, slow to write and to read), and a new
+        file starts after ``rows_per_file`` rows (a bulk load becomes files with narrow key ranges, which
+        readers can skip by range)."""
         if table.num_rows == 0:
             return
         self._pending.append(table)
         self._pending_rows += table.num_rows
         if self._pending_rows >= _ROW_GROUP_ROWS:
             self._flush()
-        self._row_count += table.num_rows
-        first_key = self._spec.key[0]
-        self._key_range = _widen(*self._key_range, *_min_max(table.column(first_key)))
-        superseding = table.filter(pc.is_in(table.column(OP_COLUMN), value_set=pa.array([2, 3, 5], pa.int8())))
-        if self._raw:
-            superseding = table  # raw rows may supersede anything
-        self._sup_range = _widen(*self._sup_range, *_min_max(superseding.column(first_key)))
 
     def _flush(self) -> None:
         if not self._pending:
             return
+        table = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
+        self._pending, self._pending_rows = [], 0
+        while table.num_rows:
+            room = self._rows_per_file - self._row_count
+            chunk, table = table.slice(0, room), table.slice(room)
+            self._write_chunk(chunk)
+            if self._row_count >= self._rows_per_file:
+                self._close_file()
+
+    def _write_chunk(self, table: pa.Table) -> None:
         if self._writer is None:
+            self._relpath = join_path(
+                self._handle.table_handle.location,
+                "data",
+                self._handle.merge_id,
+                f"part-{self._sink_id:05d}-{uuid.uuid4().hex[:12]}.parquet",
+            )
             fs, base = filesystem(self._warehouse)
             full = join_path(base, self._relpath)
             fs.create_dir(full.rsplit("/", 1)[0], recursive=True)
             self._stream = fs.open_output_stream(full)
             self._writer = pq.ParquetWriter(self._stream, self._schema)
-        table = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
-        self._pending, self._pending_rows = [], 0
         self._writer.write_table(table, row_group_size=max(table.num_rows, 1))
+        self._row_count += table.num_rows
+        first_key = self._spec.key[0]
+        self._key_range = _widen(*self._key_range, *_min_max(table.column(first_key)))
+        ops = table.column(OP_COLUMN)
+        self._ops += np.bincount(pc.fill_null(ops, 0).to_numpy(zero_copy_only=False), minlength=6)[:6]
+        superseding = table.filter(pc.is_in(ops, value_set=pa.array([2, 3, 5], pa.int8())))
+        if self._raw:
+            superseding = table  # raw rows may supersede anything
+        self._sup_range = _widen(*self._sup_range, *_min_max(superseding.column(first_key)))
 
-    # -- completion ---------------------------------------------------------------------------------------
-
-    def finish(self) -> Sequence[Any]:
-        self._flush()
-        if self._writer is None:
-            return []
+    def _close_file(self) -> None:
+        assert self._writer is not None
         self._writer.close()
         self._stream.close()
         self._writer = None
         fs, base = filesystem(self._warehouse)
         size = fs.get_file_info(join_path(base, self._relpath)).size or 0
-        return [
+        if self._raw:
+            counts, self._counts = self._counts, {"inserts": 0, "updates": 0, "deletes": 0, "moves": 0}
+        else:
+            ops = self._ops.tolist()
+            counts = {"inserts": ops[1], "updates": ops[3] + ops[4], "deletes": ops[2], "moves": ops[5]}
+        self._fragments.append(
             JournalFragment(
                 path=self._relpath,
                 row_count=self._row_count,
@@ -265,9 +286,18 @@ class JournalMergeSink(ConnectorMergeSink):
                 explicit_versions=self._raw,
                 min_explicit_version=self._version_range[0],
                 max_explicit_version=self._version_range[1],
-                **self._counts,
+                **counts,
             )
-        ]
+        )
+        self._new_file_state()
+
+    # -- completion ---------------------------------------------------------------------------------------
+
+    def finish(self) -> Sequence[Any]:
+        self._flush()
+        if self._writer is not None:
+            self._close_file()
+        return list(self._fragments)
 
     def abort(self) -> None:
         fs, base = filesystem(self._warehouse)
@@ -277,7 +307,9 @@ class JournalMergeSink(ConnectorMergeSink):
                 self._stream.close()
         finally:
             self._writer = None
-            try:
-                fs.delete_file(join_path(base, self._relpath))
-            except (FileNotFoundError, OSError):
-                pass
+            paths = [f.path for f in self._fragments] + ([self._relpath] if self._relpath else [])
+            for path in dict.fromkeys(paths):
+                try:
+                    fs.delete_file(join_path(base, path))
+                except (FileNotFoundError, OSError):
+                    pass
