@@ -99,3 +99,23 @@ def test_tiny_source_prunes_target_files_by_key_range(spark, tmp_path) -> None:
     assert e.execute("SELECT count(*) FROM t WHERE v = 'y'").rows() == [(143,)]
     assert e.execute("SELECT v FROM t WHERE id = 555").rows() == [("x",)]
     assert e.execute("SELECT count(*) FROM t").rows() == [(1000,)]
+
+
+def test_large_delta_groups_resolve_in_key_buckets(spark, tmp_path, monkeypatch) -> None:
+    """Deltas that overlap are resolved together; a large group is split into tasks by key bucket, and the
+    table reads the same."""
+    import mergekit_journal._metadata as journal_metadata
+
+    e = _engine(spark, tmp_path)
+    e.execute("CREATE TABLE t (id BIGINT NOT NULL, v INTEGER, PRIMARY KEY (id))")
+    e.execute("INSERT INTO t SELECT id, 0 FROM UNNEST(sequence(0, 99)) AS x(id)")
+    for round_ in range(1, 4):
+        e.execute(f"UPDATE t SET v = {round_} WHERE id % {round_ + 1} = 0")
+    e.execute("DELETE FROM t WHERE id % 10 = 9")
+    expected = e.execute("SELECT id, v FROM t ORDER BY id").rows()
+    assert len(expected) == 90 and (12, 3) in expected and (9, 0) not in [(i, 0) for i, _ in expected]
+    monkeypatch.setattr(journal_metadata, "_ROWS_PER_BUCKET", 20)
+    result = e.execute("SELECT id, v FROM t ORDER BY id")
+    assert result.rows() == expected
+    (scan,) = result.metrics["scans"]
+    assert scan["splits"] > 1  # the delta group, in buckets

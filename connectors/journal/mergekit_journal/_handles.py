@@ -214,7 +214,8 @@ class JournalSplit(ConnectorSplit):
     ``resolve`` (files that must be resolved together: latest version per key), ``journal`` (raw rows with
     materialised version fields) or ``changes`` (rows of the given commits with their change type).
     ``change_label`` turns a ``resolve``/``plain`` read of the previous snapshot into ``delete`` changes
-    (how a TRUNCATE appears in the change feed).
+    (how a TRUNCATE appears in the change feed). ``bucket`` splits a large ``resolve`` group into tasks
+    that each resolve a disjoint share of the keys (all versions of a key share its bucket).
     """
 
     mode: str
@@ -222,6 +223,7 @@ class JournalSplit(ConnectorSplit):
     change_label: str | None = None
     change_seq: int = 0
     change_committed_at: int = 0
+    bucket: tuple[int, int] | None = None  # resolve only the keys with hash(key) % n == i: (i, n)
 
 
 @attrs.frozen(kw_only=True)

@@ -76,6 +76,16 @@ _FILES_PER_PLAIN_SPLIT = 4
 _ROWS_PER_PLAIN_SPLIT = 1_000_000  # a large file gets a split (a Spark task) of its own: a bulk load is few big files
 
 
+# A resolve group of more rows than this is resolved by several tasks, each for a share of the keys.
+_ROWS_PER_BUCKET = 250_000
+_MAX_BUCKETS = 8
+
+
+def _bucketable(spec: TableSpec) -> bool:
+    """Keys the page source can bucket cheaply: a single integer column."""
+    return len(spec.key) == 1 and pa.types.is_integer(spec.column(spec.key[0]).type)
+
+
 def _pack_plain(files: Sequence[FileRow]) -> list[list[FileRow]]:
     """Group plain files into splits of at most ``_FILES_PER_PLAIN_SPLIT`` files and about
     ``_ROWS_PER_PLAIN_SPLIT`` rows, so small files share a task and big ones read in parallel."""
@@ -607,8 +617,17 @@ class JournalMetadata(ConnectorMetadata):
         for group in groups:
             # Pruning by the key is safe here too: every version of a key shares that key.
             kept = [f for f in group if _matches_constraint(f, first, constraint)]
-            if kept:
-                splits.append(JournalSplit(mode="resolve", files=[f.ref() for f in kept], **label))
+            if not kept:
+                continue
+            refs = [f.ref() for f in kept]
+            rows = sum(f.row_count for f in kept)
+            buckets = min(_MAX_BUCKETS, -(-rows // _ROWS_PER_BUCKET)) if _bucketable(spec) else 1
+            if buckets <= 1:
+                splits.append(JournalSplit(mode="resolve", files=refs, **label))
+            else:
+                splits.extend(
+                    JournalSplit(mode="resolve", files=refs, bucket=(i, buckets), **label) for i in range(buckets)
+                )
         return splits
 
     def get_native_scan(

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -141,7 +142,7 @@ class JournalPageSource(ConnectorPageSource):
                 t = read_versioned(self._warehouse, spec, ref, stored, filter_live=True)
                 yield self._labelled(t, label)
         elif split.mode == "resolve":
-            t = concat(read_versioned(self._warehouse, spec, ref, stored) for ref in split.files)
+            t = concat(self._bucketed(read_versioned(self._warehouse, spec, ref, stored)) for ref in split.files)
             if t is not None:
                 yield self._labelled(live_rows(t, spec.key), label)
         elif split.mode == "journal":
@@ -161,6 +162,14 @@ class JournalPageSource(ConnectorPageSource):
                 )
         else:
             raise MergekitError(ErrorCode.GENERIC_INTERNAL_ERROR, f"Unknown journal split mode {split.mode}")
+
+    def _bucketed(self, t: pa.Table) -> pa.Table:
+        """The rows of this split's key bucket (all rows without a bucket)."""
+        if self._split.bucket is None or not t.num_rows:
+            return t
+        index, count = self._split.bucket
+        keys = t.column(self._handle.spec.key[0]).to_numpy(zero_copy_only=False)
+        return t.filter(pa.array(np.mod(keys.astype(np.int64), count) == index))
 
     def _labelled(self, t: pa.Table, label: dict[str, Any] | None) -> pa.Table:
         if label is None:
