@@ -1,14 +1,95 @@
-"""Shared fixtures: one real local Spark session for the whole test run."""
+"""Shared fixtures: one real Spark session for the whole test run.
+
+The session runs on ``local[2]`` unless ``MERGEKIT_TEST_MASTER`` names another master. ``make test`` runs the
+suite's MERGE cases (marker ``merge_cases``) a second time on ``local-cluster[2,1,1024]``: a master and two
+workers inside the driver JVM, each worker starting its executor as a separate JVM with its own Python workers,
+so nothing a merge sink needs can come from the driver's memory."""
 
 from __future__ import annotations
 
+import os
+import shutil
+from pathlib import Path
+
 import pytest
+
+DEFAULT_MASTER = "local[2]"
+MASTER = os.environ.get("MERGEKIT_TEST_MASTER") or DEFAULT_MASTER
+CLUSTER = MASTER.startswith("local-cluster")
+
+
+# The MERGE cases the cluster run repeats (marker ``merge_cases``): each connector's merge sinks and page sources
+# and each shape of the engine's data path once, small enough for a few minutes on two cores. Each entry: a test
+# file (or folder) and which of its tests, by a predicate on the test item.
+def _merge_scenario(item: pytest.Item) -> bool:
+    """Conformance-kit scenarios whose statement is a MERGE (the kit's UPDATE, DELETE and INSERT scenarios take
+    the same path)."""
+    scenario = getattr(item, "callspec", None) and item.callspec.params.get("scenario")
+    return bool(scenario) and "merge" in scenario.get("requires", ())
+
+
+def _one_paradigm(item: pytest.Item) -> bool:
+    """The memory connector's DELETE_ROW_AND_INSERT_ROW runs (the journal kit covers CHANGE_ONLY_UPDATED_COLUMNS)."""
+    callspec = getattr(item, "callspec", None)
+    return callspec is None or callspec.params.get("paradigm") in (None, "DELETE_ROW_AND_INSERT_ROW")
+
+
+MERGE_CASES = {
+    "tests/cluster/": lambda item: True,  # the proof that sinks ran in executor JVMs
+    "tests/kit/test_kit_journal.py": _merge_scenario,  # Parquet journal files written on executors
+    "tests/kit/test_kit_csvdir.py": _merge_scenario,  # a third-party connector installed as a plugin
+    "tests/engine/test_merge_semantics.py": _one_paradigm,  # memory connector: duplicates, routing, sink failure
+    "tests/engine/test_api.py": lambda item: "merge" in item.name,  # MERGE from a DataFrame source
+    "tests/partitioned/test_behaviour.py": lambda item: True,  # merge tables: routing to children, failing child
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    root = Path(str(config.rootpath))
+    kept, deselected = [], []
+    for item in items:
+        path = Path(str(item.path))
+        path = path.relative_to(root).as_posix() if path.is_relative_to(root) else ""
+        if any(path.startswith(prefix) and selected(item) for prefix, selected in MERGE_CASES.items()):
+            item.add_marker(pytest.mark.merge_cases)
+        # cluster-only tests belong to the cluster run (make test's second pytest): not collected elsewhere,
+        # rather than reported as skipped
+        (deselected if not CLUSTER and item.get_closest_marker("cluster_only") else kept).append(item)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
 
 
 @pytest.fixture(scope="session")
 def spark():
     from mergekit.execution.session import local_session
 
-    session = local_session(master="local[2]", shuffle_partitions=2)
+    session = local_session(master=MASTER, shuffle_partitions=2)
+    if CLUSTER:  # local_session() returns an active session as it is: make sure it is the cluster
+        assert session.sparkContext.master == MASTER, f"tests run on {session.sparkContext.master}, not {MASTER}"
+    app_id = session.sparkContext.applicationId
     yield session
     session.stop()
+    if CLUSTER:
+        _remove_worker_dirs(app_id)
+
+
+if CLUSTER:
+
+    @pytest.fixture(scope="session", autouse=True)
+    def _cluster_session(spark):
+        """Tests that find their session through ``local_session()`` (the conformance kit) must get this one."""
+        return spark
+
+
+def _remove_worker_dirs(app_id: str) -> None:
+    """local-cluster workers keep their executors' logs under $SPARK_HOME/work/<app id> (the pyspark package
+    directory when SPARK_HOME is unset): remove them with the session."""
+    from pyspark.find_spark_home import _find_spark_home
+
+    work = Path(os.environ.get("SPARK_HOME") or _find_spark_home()) / "work"
+    shutil.rmtree(work / app_id, ignore_errors=True)
+    try:
+        work.rmdir()
+    except OSError:
+        pass

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -168,8 +167,9 @@ class JournalPageSource(ConnectorPageSource):
         if self._split.bucket is None or not t.num_rows:
             return t
         index, count = self._split.bucket
-        keys = t.column(self._handle.spec.key[0]).to_numpy(zero_copy_only=False)
-        return t.filter(pa.array(np.mod(keys.astype(np.int64), count) == index))
+        keys = t.column(self._handle.spec.key[0]).cast(pa.int64())
+        remainder = pc.abs(pc.subtract(keys, pc.multiply(pc.divide(keys, count), count)))  # |key mod count|
+        return t.filter(pc.equal(remainder, index))
 
     def _labelled(self, t: pa.Table, label: dict[str, Any] | None) -> pa.Table:
         if label is None:

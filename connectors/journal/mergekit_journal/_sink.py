@@ -21,7 +21,6 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -97,7 +96,7 @@ class JournalMergeSink(ConnectorMergeSink):
 
     def _new_file_state(self) -> None:
         self._row_count = 0
-        self._ops = np.zeros(6, dtype=np.int64)  # rows per operation in the current file
+        self._ops = [0] * 6  # rows per operation in the current file
         self._key_range: tuple[Any, Any] = (None, None)
         self._sup_range: tuple[Any, Any] = (None, None)
 
@@ -256,7 +255,9 @@ class JournalMergeSink(ConnectorMergeSink):
         first_key = self._spec.key[0]
         self._key_range = _widen(*self._key_range, *_min_max(table.column(first_key)))
         ops = table.column(OP_COLUMN)
-        self._ops += np.bincount(pc.fill_null(ops, 0).to_numpy(zero_copy_only=False), minlength=6)[:6]
+        for entry in pc.value_counts(ops).to_pylist():
+            if entry["values"] is not None and 0 <= entry["values"] < 6:
+                self._ops[entry["values"]] += entry["counts"]
         superseding = table.filter(pc.is_in(ops, value_set=pa.array([2, 3, 5], pa.int8())))
         if self._raw:
             superseding = table  # raw rows may supersede anything
@@ -272,7 +273,7 @@ class JournalMergeSink(ConnectorMergeSink):
         if self._raw:
             counts, self._counts = self._counts, {"inserts": 0, "updates": 0, "deletes": 0, "moves": 0}
         else:
-            ops = self._ops.tolist()
+            ops = self._ops
             counts = {"inserts": ops[1], "updates": ops[3] + ops[4], "deletes": ops[2], "moves": ops[5]}
         self._fragments.append(
             JournalFragment(
