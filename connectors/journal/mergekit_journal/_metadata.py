@@ -77,7 +77,7 @@ _ROWS_PER_PLAIN_SPLIT = 1_000_000  # a large file gets a split (a Spark task) of
 
 
 # A resolve group of more rows than this is resolved by several tasks, each for a share of the keys.
-_ROWS_PER_BUCKET = 250_000
+_ROWS_PER_BUCKET = 2_000_000
 _MAX_BUCKETS = 8
 
 
