@@ -77,6 +77,8 @@ def _native_frame(spark: SparkSession, native: NativeScan, columns: Sequence[Col
     if native.anti_join is not None:
         keys = [f"`{k}`" for k in native.anti_join.keys]
         excluded = _native_frame(spark, native.anti_join.scan, None).select(*keys)
+        if native.anti_join.broadcast:
+            excluded = F.broadcast(excluded)
         df = df.join(excluded, on=list(native.anti_join.keys), how="left_anti")
     if columns is None:
         return df

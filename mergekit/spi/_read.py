@@ -126,10 +126,15 @@ class NativeScan:
 class AntiJoin:
     """Drop the rows of a :class:`NativeScan` whose ``keys`` (file columns, compared with ``=``) occur in
     ``scan``'s rows. Only ``keys`` are read from ``scan`` (its ``projections`` are ignored); its
-    ``row_filter`` applies. The engine picks the join strategy (a broadcast when ``scan`` is small)."""
+    ``row_filter`` applies. The engine picks the join strategy (a broadcast when ``scan`` is small or
+    ``broadcast`` says so)."""
 
     keys: tuple[str, ...] = attrs.field(converter=_tuple)
     scan: NativeScan
+    broadcast: bool = False
+    """The connector knows ``scan`` holds few rows (its catalog counts them): broadcast them to every task of
+    the anti join whatever Spark estimates from file sizes (else a growing ``scan`` flips the join to a shuffle
+    of the whole table)."""
 
 
 @attrs.frozen(kw_only=True)

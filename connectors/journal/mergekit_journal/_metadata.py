@@ -76,6 +76,9 @@ _FILES_PER_PLAIN_SPLIT = 4
 _ROWS_PER_PLAIN_SPLIT = 1_000_000  # a large file gets a split (a Spark task) of its own: a bulk load is few big files
 
 
+# Deltas of at most this many rows are broadcast to the base scan's anti join (their keys: tens of MB).
+_BROADCAST_DELTA_ROWS = 4_000_000
+
 # A resolve group of more rows than this is resolved by several tasks, each for a share of the keys.
 _ROWS_PER_BUCKET = 2_000_000
 _MAX_BUCKETS = 8
@@ -695,7 +698,8 @@ class JournalMetadata(ConnectorMetadata):
         if touched:
             key_schema = pa.schema([pa.field(k, stored[k]) for k in spec.key])
             delta_keys = NativeScan(format="parquet", paths=[self._file_uri(d.path) for d in deltas], schema=key_schema)
-            scans.append(native(touched, AntiJoin(keys=spec.key, scan=delta_keys)))
+            broadcast = sum(d.row_count for d in deltas) <= _BROADCAST_DELTA_ROWS
+            scans.append(native(touched, AntiJoin(keys=spec.key, scan=delta_keys, broadcast=broadcast)))
         return NativeScanUnion(scans=scans, splits=self._logical_splits(deltas, spec, constraint))
 
     def _file_uri(self, path: str) -> str:
