@@ -759,7 +759,9 @@ class Engine:
             # Only target rows whose keys occur in the source can match: filter the target by a broadcast of
             # the source's keys before the join when they are small enough to broadcast.
             estimate = _estimated_bytes(self.spark.sql(builder.join_keys_sql()))
-            builder = attrs.evolve(builder, reduce_target=estimate <= _REDUCE_TARGET_MAX_BYTES)
+            builder = attrs.evolve(
+                builder, reduce_target=estimate <= _REDUCE_TARGET_MAX_BYTES, source_key_bytes=estimate
+            )
         return builder
 
     def _source_key_values(self, builder: MergeQueryBuilder) -> dict[str, frozenset[Any]]:
@@ -768,7 +770,7 @@ class Engine:
         journal: by key range) and Spark may skip row groups."""
         if not builder.reduce_target or not any(builder.key_columns):
             return {}
-        if _estimated_bytes(self.spark.sql(builder.join_keys_sql())) > _KEY_VALUES_MAX_BYTES:
+        if builder.source_key_bytes is None or builder.source_key_bytes > _KEY_VALUES_MAX_BYTES:
             return {}
         found: dict[str, frozenset[Any]] = {}
         for i, column in enumerate(builder.key_columns):

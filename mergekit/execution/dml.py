@@ -93,6 +93,7 @@ class MergeQueryBuilder:
     # Pre-filter the target to rows whose join keys occur in the source (a broadcast semi join): a RIGHT
     # join then shuffles the rows that can match, not the whole target. Only when the source is small.
     reduce_target: bool = False
+    source_key_bytes: int | None = None  # Spark's size estimate of the source's join keys (RIGHT joins with keys)
     # Per join key: the target column when the target side is a bare column (``t.id``), else None.
     key_columns: tuple[str | None, ...] = ()
 
