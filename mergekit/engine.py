@@ -776,9 +776,9 @@ class Engine:
         for i, column in enumerate(builder.key_columns):
             if column is None:
                 continue
-            rows = self.spark.sql(builder.key_values_sql(i, _KEY_VALUES_MAX + 1)).collect()
+            rows = _collect_column(self.spark.sql(builder.key_values_sql(i, _KEY_VALUES_MAX + 1)))
             if len(rows) <= _KEY_VALUES_MAX:
-                values = frozenset(r[0] for r in rows)
+                values = frozenset(rows)
                 found[column] = found[column] & values if column in found else values
         return found
 
@@ -803,7 +803,8 @@ class Engine:
         )
         binding.scans.append(stats)
         for column, vals in (values or {}).items():
-            df = df.where(F.col(q(column)).isin(sorted(vals, key=repr)))
+            if len(vals) <= _KEY_VALUES_FILTER_MAX:  # more: the semi join on the source's keys filters the rows
+                df = df.where(F.col(q(column)).isin(sorted(vals, key=repr)))
         return binding.new_view(df, "target")
 
     def _dml(self, st: msql.Statement, binding: _Binding) -> Result:
@@ -872,13 +873,23 @@ class Engine:
 
 
 # Dynamic pruning (``_source_key_values``): sources whose keys are estimated at most this large, with at most
-# this many distinct values per key.
-_KEY_VALUES_MAX_BYTES = 64 * 1024
-_KEY_VALUES_MAX = 1000
+# this many distinct values per key, hand those values to the connector (a ``Constraint``). Up to
+# ``_KEY_VALUES_FILTER_MAX`` of them also become an IN filter on the target scan (Spark pushes it into Parquet
+# row groups); more would only slow Spark's planner, and the semi join does that filtering.
+_KEY_VALUES_MAX_BYTES = 4 * 1024 * 1024
+_KEY_VALUES_MAX = 100_000
+_KEY_VALUES_FILTER_MAX = 1000
 
 # Source join keys up to this estimated size are broadcast to pre-filter a MERGE target (a 1M-row BIGINT key
 # is about 8 MB; Spark's estimates of file sources are rough, so the bound is generous).
 _REDUCE_TARGET_MAX_BYTES = 64 * 1024 * 1024
+
+
+def _collect_column(df: DataFrame) -> list[Any]:
+    """The first column's values, through Arrow (100k rows as Row objects would cost a second)."""
+    if isinstance(df.schema.fields[0].dataType, T.TimestampType | T.TimestampNTZType):
+        return [r[0] for r in df.collect()]  # Python datetimes as Spark hands them to the rest of the engine
+    return df.toArrow().column(0).to_pylist()
 
 
 def _estimated_bytes(df: DataFrame) -> int:

@@ -48,6 +48,9 @@ def local_session(
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         # Arrow batches to and from Python workers (scans, processors, sinks): fewer, larger pages
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", "65536")
+        # Native scans name their files one by one (a journal's deltas: hundreds); above this many paths Spark
+        # lists them with a distributed job, which costs more than listing them on the driver.
+        .config("spark.sql.sources.parallelPartitionDiscovery.threshold", "1024")
         .config("spark.driver.memory", os.environ.get("MERGEKIT_DRIVER_MEMORY", "2g"))
         .config("spark.sql.adaptive.enabled", "true")
     )

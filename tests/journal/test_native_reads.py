@@ -30,8 +30,9 @@ def test_base_is_read_natively_and_deltas_resolve(spark, tmp_path) -> None:
     e = _engine(spark, tmp_path)
     e.execute("CREATE TABLE t (id BIGINT NOT NULL, name VARCHAR, amount DOUBLE, PRIMARY KEY (id))")
     e.execute("INSERT INTO t SELECT id, 'n' || CAST(id AS VARCHAR), id * 1.0 FROM UNNEST(sequence(1, 100)) AS x(id)")
-    # Only inserts so far: every file is base, no page-source split at all.
-    first = e.execute("UPDATE t SET amount = -1 WHERE id = 7")
+    # Only inserts so far: every file is base, no page-source split at all (a predicate on a non-key column:
+    # key values send the read to page sources, see test_known_keys_are_read_through_page_sources).
+    first = e.execute("UPDATE t SET amount = -1 WHERE name = 'n7'")
     assert _scan(first)["splits"] == 0 and _scan(first)["files"] >= 1
     # Now id 7 has a newer version in a delta file: a scan of the base must drop the old one.
     e.execute("DELETE FROM t WHERE id = 8")
@@ -65,7 +66,7 @@ def test_base_is_read_natively_and_deltas_resolve(spark, tmp_path) -> None:
     # After compaction the whole table is base again: native scans only, same rows.
     before = e.execute("SELECT * FROM t ORDER BY id").rows()
     e.execute("CALL lake.system.compact(table => 'default.t')")
-    after = e.execute("UPDATE t SET amount = amount WHERE id = 1")
+    after = e.execute("UPDATE t SET amount = amount WHERE name = 'n1'")
     assert _scan(after)["splits"] == 0
     assert e.execute("SELECT * FROM t ORDER BY id").rows() == before
 
@@ -84,9 +85,13 @@ def test_duplicate_matches_from_different_source_partitions_are_found(spark, tmp
     assert_rows(e.execute("SELECT * FROM t").rows(), [(1, "a"), (2, "b"), (3, "c")])
 
 
-def test_tiny_source_prunes_target_files_by_key_range(spark, tmp_path) -> None:
-    """Dynamic pruning: the engine learns a tiny source's key values and the journal reads only the files
-    whose key range can hold them; a large source reads every file."""
+def test_tiny_source_prunes_target_files_by_key_range(spark, tmp_path, monkeypatch) -> None:
+    """Dynamic pruning: the engine learns a small source's key values and the journal reads only the files
+    whose key range can hold them; a source with keys everywhere reads every file. (One file per split here,
+    so that the split count shows the files read.)"""
+    import mergekit_journal._metadata as journal_metadata
+
+    monkeypatch.setattr(journal_metadata, "_FILES_PER_KEYED_SPLIT", 1)
     e = _engine(spark, tmp_path, rows_per_file=100)
     e.execute("CREATE TABLE t (id BIGINT NOT NULL, v VARCHAR, PRIMARY KEY (id))")
     e.execute("INSERT INTO t SELECT id, 'v' FROM UNNEST(sequence(0, 999)) AS x(id)")
@@ -96,13 +101,50 @@ def test_tiny_source_prunes_target_files_by_key_range(spark, tmp_path) -> None:
         "MERGE INTO t USING (VALUES (BIGINT '555', 'x')) s(id, v) ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v"
     )
     assert one.row_count == 1
-    assert _scan(one)["files"] < files  # only files whose key range holds 555
+    assert _scan(one) | {"splits": 1, "files": 0} == _scan(one)  # one file's split, read by a page source
     e.register_dataframe("big", spark.range(0, 1000, 7).selectExpr("id", "'y' AS v"))
     many = e.execute("MERGE INTO t USING big s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v")
     assert many.row_count == 143
+    assert _scan(many)["splits"] == files  # keys in every file: every file is read
     assert e.execute("SELECT count(*) FROM t WHERE v = 'y'").rows() == [(143,)]
     assert e.execute("SELECT v FROM t WHERE id = 555").rows() == [("x",)]
     assert e.execute("SELECT count(*) FROM t").rows() == [(1000,)]
+
+
+def test_known_keys_are_read_through_page_sources(spark, tmp_path) -> None:
+    """With the key values known (a MERGE source's keys, ``WHERE id IN``), page sources read only those
+    keys' rows: base rows unless a delta has a newer version of the key, deltas resolved among themselves.
+    Every kind of key history reads as in a full scan."""
+    e = _engine(spark, tmp_path, rows_per_file=50)
+    e.execute("CREATE TABLE t (id BIGINT NOT NULL, v VARCHAR, n INTEGER, PRIMARY KEY (id))")
+    e.execute("INSERT INTO t SELECT id, 'base', 0 FROM UNNEST(sequence(0, 299)) AS x(id)")
+    e.execute("UPDATE t SET v = 'upd1', n = 1 WHERE id % 10 = 1")  # newer version in a delta
+    e.execute("UPDATE t SET v = 'upd2', n = 2 WHERE id % 30 = 1")  # two newer versions
+    e.execute("DELETE FROM t WHERE id % 10 = 2")  # deleted in a delta
+    e.execute("INSERT INTO t SELECT id, 'back', 3 FROM UNNEST(sequence(2, 299, 30)) AS x(id)")  # deleted, back
+    e.execute("INSERT INTO t SELECT id, 'new', 4 FROM UNNEST(sequence(300, 309)) AS x(id)")  # only in deltas
+    wanted = list(range(0, 320, 7))  # base-only, updated, deleted, back, new and absent keys
+    ids = ", ".join(str(i) for i in wanted)
+    full = e.execute("SELECT id, v, n FROM t WHERE v IS NOT NULL ORDER BY id").rows()
+    expected = [r for r in full if r[0] in set(wanted)]
+    keyed = e.execute(f"SELECT id, v, n FROM t WHERE id IN ({ids}) ORDER BY id")
+    assert keyed.rows() == expected
+    assert {r[1] for r in expected} == {"base", "upd1", "upd2", "back", "new"}
+    (scan,) = keyed.metrics["scans"]
+    assert scan["files"] == 0 and scan["splits"] >= 1
+    # A MERGE with those keys as its source changes exactly the live ones and inserts the rest.
+    e.register_dataframe("src", spark.createDataFrame([(i, f"m{i}") for i in wanted], "id BIGINT, v STRING"))
+    merged = e.execute(
+        "MERGE INTO t USING src s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v, n = -1 "
+        "WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v, -2)"
+    )
+    assert merged.row_count == len(wanted)
+    live = {r[0] for r in expected}
+    after = e.execute(f"SELECT id, v, n FROM t WHERE id IN ({ids}) ORDER BY id").rows()
+    assert after == [(i, f"m{i}", -1 if i in live else -2) for i in wanted]
+    assert e.execute("SELECT count(*) FROM t").rows() == [(len(full) + len(wanted) - len(live),)]
+    # Key values of another type than the key are no filter at all: the read is a full one, still right.
+    assert e.execute("SELECT count(*) FROM t WHERE id IN (1.5, 3)").rows() == [(1,)]
 
 
 def test_large_delta_groups_resolve_in_key_buckets(spark, tmp_path, monkeypatch) -> None:

@@ -215,7 +215,10 @@ class JournalSplit(ConnectorSplit):
     materialised version fields) or ``changes`` (rows of the given commits with their change type).
     ``change_label`` turns a ``resolve``/``plain`` read of the previous snapshot into ``delete`` changes
     (how a TRUNCATE appears in the change feed). ``bucket`` splits a large ``resolve`` group into tasks
-    that each resolve a disjoint share of the keys (all versions of a key share its bucket).
+    that each resolve a disjoint share of the keys (all versions of a key share its bucket). ``key_values``
+    (sorted, of the single key column's type) keeps only rows with one of those keys: the values the engine
+    collected from a MERGE source or a ``WHERE key IN (...)``; row groups whose statistics rule them all out
+    are not read.
     """
 
     mode: str
@@ -224,6 +227,7 @@ class JournalSplit(ConnectorSplit):
     change_seq: int = 0
     change_committed_at: int = 0
     bucket: tuple[int, int] | None = None  # resolve only the keys with hash(key) % n == i: (i, n)
+    key_values: pa.Array | None = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen(kw_only=True)

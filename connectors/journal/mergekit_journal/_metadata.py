@@ -68,20 +68,26 @@ from ._handles import (
     decode_value,
     encode_value,
 )
-from ._storage import concat, filesystem, join_path, live_rows, read_versioned
+from ._storage import KeyFilter, concat, filesystem, join_path, live_rows, may_hold, read_versioned
 
 __all__ = ["JournalMetadata", "JournalSplitManager", "FileRow"]
 
 _FILES_PER_PLAIN_SPLIT = 4
+# A read filtered by key values (``_keyed_splits``) decodes a file fast and hands Spark few rows, so a task's
+# fixed cost (tens of ms for a Python task) dominates: larger splits.
+_FILES_PER_KEYED_SPLIT = 16
+_ROWS_PER_KEYED_SPLIT = 5_000_000
 _ROWS_PER_PLAIN_SPLIT = 1_000_000  # a large file gets a split (a Spark task) of its own: a bulk load is few big files
 
 
 # Deltas of at most this many rows are broadcast to the base scan's anti join (their keys: tens of MB).
 _BROADCAST_DELTA_ROWS = 4_000_000
 
-# A resolve group of more rows than this is resolved by several tasks, each for a share of the keys.
-_ROWS_PER_BUCKET = 2_000_000
-_MAX_BUCKETS = 8
+# A resolve group of more rows than this is resolved by several tasks, each for a share of the keys. Every
+# bucket reads all the group's files, so the count is capped: parallelism against read amplification. (100
+# commits of 10k-row MERGEs leave a 1M-row group: two tasks instead of one cut the full read by ~0.25 s.)
+_ROWS_PER_BUCKET = 500_000
+_MAX_BUCKETS = 4
 
 
 def _bucketable(spec: TableSpec) -> bool:
@@ -89,14 +95,16 @@ def _bucketable(spec: TableSpec) -> bool:
     return len(spec.key) == 1 and pa.types.is_integer(spec.column(spec.key[0]).type)
 
 
-def _pack_plain(files: Sequence[FileRow]) -> list[list[FileRow]]:
-    """Group plain files into splits of at most ``_FILES_PER_PLAIN_SPLIT`` files and about
-    ``_ROWS_PER_PLAIN_SPLIT`` rows, so small files share a task and big ones read in parallel."""
+def _pack_plain(
+    files: Sequence[FileRow], max_files: int = _FILES_PER_PLAIN_SPLIT, max_rows: int = _ROWS_PER_PLAIN_SPLIT
+) -> list[list[FileRow]]:
+    """Group plain files into splits of at most ``max_files`` files and about ``max_rows`` rows, so small
+    files share a task and big ones read in parallel."""
     groups: list[list[FileRow]] = []
     current: list[FileRow] = []
     rows = 0
     for f in files:
-        if current and (len(current) >= _FILES_PER_PLAIN_SPLIT or rows + f.row_count > _ROWS_PER_PLAIN_SPLIT):
+        if current and (len(current) >= max_files or rows + f.row_count > max_rows):
             groups.append(current)
             current, rows = [], 0
         current.append(f)
@@ -184,23 +192,70 @@ def _overlaps(a_lo: Any, a_hi: Any, b_lo: Any, b_hi: Any) -> bool:
         return True
 
 
-def _matches_constraint(f: FileRow, first_key: str, constraint: Constraint) -> bool:
-    if f.key_min is None or f.key_max is None:
-        return True
-    try:
+class _Pruner:
+    """Whether a file's key range can hold a row a constraint allows (on the first key column). Many
+    allowed values (a MERGE source's keys) are sorted once and probed by bisection per file."""
+
+    def __init__(self, first_key: str, constraint: Constraint) -> None:
         values = constraint.equalities.get(first_key)
-        if values is not None and not any(v is not None and f.key_min <= v <= f.key_max for v in values):
-            return False
-        bounds = constraint.ranges.get(first_key)
-        if bounds is not None:
-            lo, hi = bounds
-            if lo is not None and f.key_max < lo:
-                return False
-            if hi is not None and f.key_min > hi:
-                return False
-    except TypeError:
+        self._values: list[Any] | None = None
+        self._ordered = False
+        if values is not None:
+            self._values = [v for v in values if v is not None]
+            try:
+                self._values.sort()
+                self._ordered = True
+            except TypeError:
+                pass
+        self._bounds = constraint.ranges.get(first_key)
+
+    def __call__(self, f: FileRow) -> bool:
+        if f.key_min is None or f.key_max is None:
+            return True
+        try:
+            if self._values is not None:
+                if self._ordered:
+                    if not may_hold(self._values, f.key_min, f.key_max):
+                        return False
+                elif not any(f.key_min <= v <= f.key_max for v in self._values):
+                    return False
+            if self._bounds is not None:
+                lo, hi = self._bounds
+                if lo is not None and f.key_max < lo:
+                    return False
+                if hi is not None and f.key_min > hi:
+                    return False
+        except TypeError:
+            return True
         return True
-    return True
+
+
+def _key_values(spec: TableSpec, constraint: Constraint) -> pa.Array | None:
+    """The values a constraint allows for a single-column key (sorted, distinct, of the key's type), or
+    None when there is no such constraint or its values do not convert to the key's type."""
+    if len(spec.key) != 1 or spec.key[0] not in constraint.equalities:
+        return None
+    values = [v for v in constraint.equalities[spec.key[0]] if v is not None]
+    try:
+        return pc.unique(pa.array(values, type=spec.column(spec.key[0]).type)).sort()
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, LookupError, TypeError, ValueError):
+        return None
+
+
+def _base_prefix(files: Sequence[FileRow]) -> int:
+    """How many of ``files`` (in commit order) form the *base*: the longest prefix in which no file
+    supersedes a row of an earlier one (bulk loads, inserts, compaction output). Base files hold only latest
+    versions except for keys that later files (the *deltas*) change."""
+    base: list[FileRow] = []
+    for g in files:
+        if g.explicit_versions and g.supersedes:
+            break  # raw journal rows: versions only a resolution can order
+        if g.supersedes and any(
+            g.max_version > f.min_version and _overlaps(f.key_min, f.key_max, g.key_min, g.key_max) for f in base
+        ):
+            break
+        base.append(g)
+    return len(base)
 
 
 def _native_type(t: pa.DataType) -> bool:
@@ -611,26 +666,81 @@ class JournalMetadata(ConnectorMetadata):
         return [_file_row(r) for r in rows]
 
     def _logical_splits(
-        self, files: Sequence[FileRow], spec: TableSpec, constraint: Constraint, **label: Any
+        self,
+        files: Sequence[FileRow],
+        spec: TableSpec,
+        constraint: Constraint,
+        key_values: pa.Array | None = None,
+        **label: Any,
     ) -> list[JournalSplit]:
+        """Splits that read ``files`` as the logical table. ``key_values``: only rows with these keys are
+        wanted (the splits filter by them, so a resolve group is small and needs no buckets)."""
         plain, groups = _split_files(files)
-        first = spec.key[0]
-        plain = [f for f in plain if _matches_constraint(f, first, constraint)]
-        splits = [JournalSplit(mode="plain", files=[f.ref() for f in group], **label) for group in _pack_plain(plain)]
+        keep = _Pruner(spec.key[0], constraint)
+        plain = [f for f in plain if keep(f)]
+        splits = [
+            JournalSplit(mode="plain", files=[f.ref() for f in group], key_values=key_values, **label)
+            for group in _pack_plain(plain)
+        ]
         for group in groups:
             # Pruning by the key is safe here too: every version of a key shares that key.
-            kept = [f for f in group if _matches_constraint(f, first, constraint)]
+            kept = [f for f in group if keep(f)]
             if not kept:
                 continue
             refs = [f.ref() for f in kept]
             rows = sum(f.row_count for f in kept)
             buckets = min(_MAX_BUCKETS, -(-rows // _ROWS_PER_BUCKET)) if _bucketable(spec) else 1
-            if buckets <= 1:
-                splits.append(JournalSplit(mode="resolve", files=refs, **label))
+            if buckets <= 1 or key_values is not None:
+                splits.append(JournalSplit(mode="resolve", files=refs, key_values=key_values, **label))
             else:
                 splits.extend(
                     JournalSplit(mode="resolve", files=refs, bucket=(i, buckets), **label) for i in range(buckets)
                 )
+        return splits
+
+    def _keyed_splits(self, spec: TableSpec, files: Sequence[FileRow], values: pa.Array) -> list[JournalSplit]:
+        """Splits reading only the rows whose (single) key is one of ``values``: the keys of a MERGE source
+        the engine collected, or a ``WHERE key IN (...)``. Base files are read plainly (no resolution), each
+        split filtered by the wanted keys its files' ranges can hold, minus the keys that have newer
+        versions in the deltas; those resolve in the deltas alone. Which wanted keys the deltas hold is read
+        on the driver from the deltas' key columns (only files whose key range can hold a wanted key). Cost:
+        the wanted rows' row groups, not the table."""
+        first = spec.key[0]
+        keys = KeyFilter(first, values)
+        ordered = sorted(files, key=lambda f: (f.added_seq, f.file_id))
+        cut = _base_prefix(ordered)
+        base = [f for f in ordered[:cut] if keys.may_hold(f.key_min, f.key_max)]
+        hits: list[pa.ChunkedArray] = []
+        touched: list[FileRow] = []
+        for f in ordered[cut:]:
+            if not keys.may_hold(f.key_min, f.key_max):
+                continue
+            found = read_versioned(self.config.warehouse, spec, f.ref(), [first], keys=keys).column(first)
+            if len(found):
+                hits.append(found)
+                touched.append(f)
+        splits: list[JournalSplit] = []
+        if hits:
+            in_deltas = pc.unique(pa.chunked_array(hits).combine_chunks()).sort()
+            values = values.filter(pc.invert(pc.is_in(values, value_set=in_deltas)))
+            splits.extend(self._logical_splits(touched, spec, ALL, key_values=in_deltas))
+        for group in _pack_plain(base, _FILES_PER_KEYED_SPLIT, _ROWS_PER_KEYED_SPLIT):
+            lows = [f.key_min for f in group]
+            highs = [f.key_max for f in group]
+            wanted = values
+            if None not in lows and None not in highs:
+                try:
+                    low, high = min(lows), max(highs)
+                    wanted = values.filter(
+                        pc.and_(
+                            pc.greater_equal(values, pa.scalar(low, values.type)),
+                            pc.less_equal(values, pa.scalar(high, values.type)),
+                        )
+                    )
+                except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError, ValueError):
+                    wanted = values
+            if len(wanted):
+                splits.append(JournalSplit(mode="plain", files=[f.ref() for f in group], key_values=wanted))
         return splits
 
     def get_native_scan(
@@ -649,10 +759,21 @@ class JournalMetadata(ConnectorMetadata):
         natively, drops deleted rows with a filter and the keys of the deltas with an anti join; the deltas
         (small, recent) resolve their versions in page sources as before. The latest version of a key is
         then a cheap anti join, not a window over the table's history; ``compact`` folds deltas into a base.
+
+        When the constraint names the values of a single-column key (a MERGE source's keys, ``key IN``),
+        page sources read only those keys' rows instead (``_keyed_splits``): Spark's reader has no late
+        materialisation, so it would decode every column of every row to keep a few.
         """
         h = self._handle(table_handle)
         spec = h.spec
-        if h.kind != "logical" or "://" in self.config.warehouse:
+        if h.kind != "logical":
+            return None
+        values = _key_values(spec, constraint)
+        if values is not None:
+            with self.catalog.read() as cur:
+                files = self.files_at(cur, h.table_id, h.snapshot_seq)
+            return NativeScanUnion(scans=(), splits=self._keyed_splits(spec, files, values))
+        if "://" in self.config.warehouse:
             return None
         stored = {c.name: c.type for c in spec.columns}
         if any(c.name not in stored and c.name != ROW_KEY for c in columns):
@@ -662,18 +783,10 @@ class JournalMetadata(ConnectorMetadata):
         with self.catalog.read() as cur:
             files = self.files_at(cur, h.table_id, h.snapshot_seq)
         files.sort(key=lambda f: (f.added_seq, f.file_id))
-        base: list[FileRow] = []
-        for g in files:
-            if g.explicit_versions and g.supersedes:
-                break  # raw journal rows: versions only a resolution can order
-            if g.supersedes and any(
-                g.max_version > f.min_version and _overlaps(f.key_min, f.key_max, g.key_min, g.key_max) for f in base
-            ):
-                break
-            base.append(g)
-        deltas = files[len(base) :]
-        first = spec.key[0]
-        base = [f for f in base if _matches_constraint(f, first, constraint)]
+        cut = _base_prefix(files)
+        deltas = files[cut:]
+        keep = _Pruner(spec.key[0], constraint)
+        base = [f for f in files[:cut] if keep(f)]
         wanted = dict.fromkeys([*spec.key, *(c.name for c in columns if c.name != ROW_KEY)])
         file_schema = pa.schema(
             [pa.field(n, stored[n]) for n in wanted]
@@ -715,11 +828,8 @@ class JournalMetadata(ConnectorMetadata):
             if h.kind == "logical":
                 return list(self._logical_splits(self.files_at(cur, h.table_id, h.snapshot_seq), spec, constraint))
             if h.kind == "journal":
-                files = [
-                    f
-                    for f in self.files_at(cur, h.table_id, h.snapshot_seq)
-                    if _matches_constraint(f, spec.key[0], constraint)
-                ]
+                keep = _Pruner(spec.key[0], constraint)
+                files = [f for f in self.files_at(cur, h.table_id, h.snapshot_seq) if keep(f)]
                 return [JournalSplit(mode="journal", files=[f.ref()]) for f in files]
             return list(self._change_splits(cur, h, constraint))
 
@@ -745,7 +855,7 @@ class JournalMetadata(ConnectorMetadata):
                         ErrorCode.INVALID_ARGUMENTS,
                         f"The changes of version {seq} of table {h.logical} are no longer available (vacuumed)",
                     )
-                files = [f for f in files if _matches_constraint(f, h.spec.key[0], constraint)]
+                files = [f for f in files if _Pruner(h.spec.key[0], constraint)(f)]
                 splits.extend(JournalSplit(mode="changes", files=[f.ref()]) for f in files)
             elif operation == "truncate":
                 # Every row live just before the truncate is deleted by it.

@@ -27,7 +27,7 @@ from mergekit.spi import ConnectorSession, SchemaTableName
 
 from ._handles import OP_COLUMN, SUBSEQUENT_COLUMN, VERSION_COLUMN, JournalTableHandle, encode_value
 from ._metadata import JournalMetadata, _now_us
-from ._storage import S, V, concat, filesystem, join_path, read_versioned
+from ._storage import S, V, concat, dictionary_columns, filesystem, join_path, read_versioned
 
 __all__ = ["compact", "vacuum"]
 
@@ -124,7 +124,7 @@ def compact(
             full = join_path(base, rel)
             fs.create_dir(full.rsplit("/", 1)[0], recursive=True)
             with fs.open_output_stream(full) as stream:
-                pq.write_table(out, stream)
+                pq.write_table(out, stream, use_dictionary=dictionary_columns(schema, spec.key))
             first = chunk.column(spec.key[0])
             versions = pc.min_max(chunk.column(V))
             keys = pc.min_max(first)

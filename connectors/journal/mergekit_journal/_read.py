@@ -29,7 +29,7 @@ from ._handles import (
     JournalTableHandle,
     TableSpec,
 )
-from ._storage import S, V, concat, live_rows, read_versioned
+from ._storage import KeyFilter, S, V, concat, live_rows, read_versioned
 
 __all__ = ["JournalPageSourceProvider", "JournalPageSource", "project"]
 
@@ -136,12 +136,16 @@ class JournalPageSource(ConnectorPageSource):
                 "commit_version": split.change_seq,
                 "committed_at": split.change_committed_at,
             }
+        keys = KeyFilter(spec.key[0], split.key_values) if split.key_values is not None else None
         if split.mode == "plain":
             for ref in split.files:
-                t = read_versioned(self._warehouse, spec, ref, stored, filter_live=True)
+                t = read_versioned(self._warehouse, spec, ref, stored, filter_live=True, keys=keys, threads=False)
                 yield self._labelled(t, label)
         elif split.mode == "resolve":
-            t = concat(self._bucketed(read_versioned(self._warehouse, spec, ref, stored)) for ref in split.files)
+            t = concat(
+                self._bucketed(read_versioned(self._warehouse, spec, ref, stored, keys=keys, threads=False))
+                for ref in split.files
+            )
             if t is not None:
                 yield self._labelled(live_rows(t, spec.key), label)
         elif split.mode == "journal":

@@ -35,7 +35,7 @@ from ._handles import (
     JournalMergeHandle,
     JournalTableHandle,
 )
-from ._storage import filesystem, join_path
+from ._storage import dictionary_columns, filesystem, join_path
 
 __all__ = ["JournalPageSinkProvider", "JournalMergeSink"]
 
@@ -249,7 +249,9 @@ class JournalMergeSink(ConnectorMergeSink):
             full = join_path(base, self._relpath)
             fs.create_dir(full.rsplit("/", 1)[0], recursive=True)
             self._stream = fs.open_output_stream(full)
-            self._writer = pq.ParquetWriter(self._stream, self._schema)
+            self._writer = pq.ParquetWriter(
+                self._stream, self._schema, use_dictionary=dictionary_columns(self._schema, self._spec.key)
+            )
         self._writer.write_table(table, row_group_size=max(table.num_rows, 1))
         self._row_count += table.num_rows
         first_key = self._spec.key[0]

@@ -12,8 +12,10 @@ equals its version, as in the seed's DELETE.
 
 from __future__ import annotations
 
+import bisect
 import functools
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -30,6 +32,9 @@ from ._handles import (
 )
 
 __all__ = [
+    "KeyFilter",
+    "dictionary_columns",
+    "may_hold",
     "filesystem",
     "join_path",
     "read_versioned",
@@ -58,6 +63,13 @@ def join_path(*parts: str) -> str:
     return "/".join(p.strip("/") if i else p.rstrip("/") for i, p in enumerate(parts) if p)
 
 
+def dictionary_columns(schema: pa.Schema, key: Sequence[str]) -> list[str]:
+    """Columns a data file dictionary-encodes: all but the key columns. Keys are unique within a file, so a
+    dictionary never pays for them, and decoding one that overflowed into plain pages costs readers about
+    four times a plain column."""
+    return [name for name in schema.names if name not in key]
+
+
 def empty_table(spec: TableSpec, columns: Sequence[str]) -> pa.Table:
     types = {f.name: f.type for f in spec.explicit_file_schema}
     types[V] = pa.int64()
@@ -65,13 +77,65 @@ def empty_table(spec: TableSpec, columns: Sequence[str]) -> pa.Table:
     return pa.table({c: pa.array([], types[c]) for c in columns})
 
 
+def may_hold(ordered: Sequence[Any], low: Any, high: Any) -> bool:
+    """Whether a value of the sorted ``ordered`` lies in ``[low, high]`` (unknown bounds or values that do
+    not compare: yes)."""
+    if low is None or high is None:
+        return True
+    try:
+        i = bisect.bisect_left(ordered, low)
+        return i < len(ordered) and ordered[i] <= high
+    except TypeError:
+        return True
+
+
+class KeyFilter:
+    """Rows whose first key column holds one of ``values`` (sorted, of the column's type): row groups are
+    skipped by their statistics, the rest filtered. Built once per split; used by many files."""
+
+    def __init__(self, column: str, values: pa.Array) -> None:
+        self.column = column
+        self.values = values
+        self._sorted: list[Any] = values.to_pylist()
+
+    def may_hold(self, low: Any, high: Any) -> bool:
+        """Whether some value lies in ``[low, high]`` (unknown bounds: yes)."""
+        return may_hold(self._sorted, low, high)
+
+    def row_groups(self, pf: pq.ParquetFile) -> list[int]:
+        meta = pf.metadata
+        names = [meta.schema.column(j).path for j in range(meta.num_columns)]
+        if self.column not in names:
+            return list(range(meta.num_row_groups))
+        j = names.index(self.column)
+        keep = []
+        for i in range(meta.num_row_groups):
+            stats = meta.row_group(i).column(j).statistics
+            if stats is None or not stats.has_min_max or self.may_hold(stats.min, stats.max):
+                keep.append(i)
+        return keep
+
+    def mask(self, column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
+        values = self.values if self.values.type == column.type else self.values.cast(column.type)
+        return pc.is_in(column, value_set=values)
+
+
 def read_versioned(
-    warehouse: str, spec: TableSpec, ref: FileRef, columns: Sequence[str], *, filter_live: bool = False
+    warehouse: str,
+    spec: TableSpec,
+    ref: FileRef,
+    columns: Sequence[str],
+    *,
+    filter_live: bool = False,
+    keys: KeyFilter | None = None,
+    threads: bool = True,
 ) -> pa.Table:
     """Read ``columns`` of one file plus ``__v``, ``__s`` and the operation column.
 
     Columns the file lacks (added by ``ALTER TABLE ADD COLUMN`` after it was written) come back as nulls.
-    ``filter_live`` drops tombstones and superseded rows (``__s`` not null) right away.
+    ``filter_live`` drops tombstones and superseded rows (``__s`` not null) right away; ``keys`` keeps only
+    rows with one of its key values. ``threads``: decode columns in parallel (the driver); page sources on
+    executors read single-threaded, as each Spark task has one core.
     """
     fs, base = filesystem(warehouse)
     path = join_path(base, ref.path)
@@ -80,7 +144,16 @@ def read_versioned(
     wanted = [c for c in dict.fromkeys([*columns, OP_COLUMN]) if c in present]
     if ref.explicit_versions:
         wanted += [VERSION_COLUMN, SUBSEQUENT_COLUMN]
-    table = pf.read(columns=wanted)
+    if keys is None:
+        table = pf.read(columns=wanted, use_threads=threads)
+    else:
+        groups = keys.row_groups(pf)
+        if len(groups) == pf.metadata.num_row_groups:
+            table = pf.read(columns=wanted, use_threads=threads)
+        else:
+            table = pf.read_row_groups(groups, columns=wanted, use_threads=threads)
+        if keys.column in present:
+            table = table.filter(keys.mask(table.column(keys.column)))
     n = table.num_rows
     types = {f.name: f.type for f in spec.file_schema}
     out: dict[str, pa.Array | pa.ChunkedArray] = {}
@@ -106,25 +179,23 @@ def read_versioned(
 
 
 def latest_rows(table: pa.Table, key: Sequence[str]) -> pa.Table:
-    """The row with the highest ``__v`` per key (the seed's ``MAX(version_number) OVER (PARTITION BY key)``)."""
-    if table.num_rows <= 1:
+    """The row with the highest ``__v`` per key (the seed's ``MAX(version_number) OVER (PARTITION BY key)``).
+
+    Rows are ranked by version (highest first) and, at equal versions, live before tombstones: within one
+    commit a key can be both vacated by a key move and filled by another row (UPDATE ... SET k = 3 - k swaps
+    keys 1 and 2). Each key keeps its first row in that ranking, found by a hash aggregation over the keys (a
+    sort by key and version would cost about three times as much).
+    """
+    n = table.num_rows
+    if n <= 1:
         return table
-    # At equal versions a live row beats a tombstone: within one commit a key can be both vacated by a
-    # key move and filled by another row (UPDATE ... SET k = 3 - k swaps keys 1 and 2).
-    live_first = pc.is_valid(table.column(S))
-    order = [(k, "ascending") for k in key] + [(V, "descending"), ("__tomb", "ascending")]
-    table = table.append_column("__tomb", live_first)
-    table = table.take(pc.sort_indices(table, sort_keys=order)).drop_columns(["__tomb"])
-    first = None
-    for k in key:
-        col = table.column(k)
-        changed = pc.not_equal(col.slice(1), col.slice(0, table.num_rows - 1))
-        changed = pc.fill_null(changed, True)
-        first = changed if first is None else pc.or_(first, changed)
-    assert first is not None
-    rest = first.combine_chunks() if isinstance(first, pa.ChunkedArray) else first
-    mask = pa.concat_arrays([pa.array([True]), rest])
-    return table.filter(mask)
+    ranking = pa.table({V: table.column(V), "__tomb": pc.is_valid(table.column(S))})
+    order = pc.sort_indices(ranking, sort_keys=[(V, "descending"), ("__tomb", "ascending")])
+    positions = pc.subtract(pc.cumulative_sum(pa.repeat(pa.scalar(1, pa.int64()), n)), 1)
+    ranked = table.select(list(key)).take(order).append_column("__p", positions)
+    first = ranked.group_by(list(key), use_threads=False).aggregate([("__p", "min")]).column("__p_min")
+    winners = pc.take(order, first)
+    return table.take(pc.take(winners, pc.sort_indices(winners)))
 
 
 def live_rows(table: pa.Table, key: Sequence[str]) -> pa.Table:
