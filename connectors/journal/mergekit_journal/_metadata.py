@@ -841,6 +841,7 @@ class JournalMetadata(ConnectorMetadata):
             (h.table_id, h.from_seq, h.snapshot_seq),
         )
         splits: list[JournalSplit] = []
+        keep = _Pruner(h.spec.key[0], constraint)
         for seq, operation, committed_at, files_added in commits:
             if operation in ("write", "raw"):
                 files = [
@@ -855,7 +856,7 @@ class JournalMetadata(ConnectorMetadata):
                         ErrorCode.INVALID_ARGUMENTS,
                         f"The changes of version {seq} of table {h.logical} are no longer available (vacuumed)",
                     )
-                files = [f for f in files if _Pruner(h.spec.key[0], constraint)(f)]
+                files = [f for f in files if keep(f)]
                 splits.extend(JournalSplit(mode="changes", files=[f.ref()]) for f in files)
             elif operation == "truncate":
                 # Every row live just before the truncate is deleted by it.
