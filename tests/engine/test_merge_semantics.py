@@ -156,6 +156,26 @@ def test_one_source_row_may_change_many_target_rows(engine: Engine) -> None:
     assert_rows(engine.execute("SELECT amount FROM target").rows(), [(10,), (21,), (31,), (41,)])
 
 
+def test_source_with_random_keys_is_evaluated_once(engine: Engine) -> None:
+    """A source whose join key is random must be joined as one evaluation: filtering the target by the
+    source's keys beforehand evaluates them a second time and would take a matching row for NOT MATCHED
+    (each round below has a one-in-two chance of that)."""
+    engine.execute_script(
+        """
+        CREATE TABLE target (id INTEGER, name VARCHAR, amount INTEGER);
+        INSERT INTO target VALUES (0, 'a', 0), (1, 'b', 0);
+        """
+    )
+    for round_ in range(1, 9):
+        result = engine.execute(
+            "MERGE INTO target t USING (SELECT CAST(floor(rand() * 2) AS INTEGER) AS id) s ON t.id = s.id "
+            "WHEN MATCHED THEN UPDATE SET amount = t.amount + 1 "
+            "WHEN NOT MATCHED THEN INSERT VALUES (s.id, 'new', 100)"
+        )
+        assert result.row_count == 1
+        assert engine.execute("SELECT count(*), sum(amount) FROM target").rows() == [(2, round_)]
+
+
 def test_insert_only_merge_uses_anti_join(engine: Engine) -> None:
     _setup(engine)
     plan = engine.execute(

@@ -58,6 +58,10 @@ COMMIT_VERSION = "_commit_version"
 COMMIT_TIMESTAMP = "_commit_timestamp"
 
 TOMBSTONE_OPS = (2, 5)
+# Rows that give a key that was not live before (INSERT; the new key of an UPDATE that moves a key): under a
+# declared key, checked at commit, so such a row supersedes no base row (the base's row of that key, if any,
+# was deleted by an earlier delta, which names the key itself).
+ARRIVAL_OPS = (1, 4)
 
 
 @attrs.frozen(kw_only=True)
@@ -218,7 +222,8 @@ class JournalSplit(ConnectorSplit):
     that each resolve a disjoint share of the keys (all versions of a key share its bucket). ``key_values``
     (sorted, of the single key column's type) keeps only rows with one of those keys: the values the engine
     collected from a MERGE source or a ``WHERE key IN (...)``; row groups whose statistics rule them all out
-    are not read.
+    are not read. With ``exclude_keys``, the opposite: rows with one of those keys are dropped (base rows
+    whose keys the deltas supersede).
     """
 
     mode: str
@@ -228,6 +233,7 @@ class JournalSplit(ConnectorSplit):
     change_committed_at: int = 0
     bucket: tuple[int, int] | None = None  # resolve only the keys with hash(key) % n == i: (i, n)
     key_values: pa.Array | None = attrs.field(default=None, eq=False)
+    exclude_keys: bool = False
 
 
 @attrs.frozen(kw_only=True)

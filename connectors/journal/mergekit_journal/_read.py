@@ -136,7 +136,9 @@ class JournalPageSource(ConnectorPageSource):
                 "commit_version": split.change_seq,
                 "committed_at": split.change_committed_at,
             }
-        keys = KeyFilter(spec.key[0], split.key_values) if split.key_values is not None else None
+        keys = None
+        if split.key_values is not None:
+            keys = KeyFilter(spec.key[0], split.key_values, exclude=split.exclude_keys)
         if split.mode == "plain":
             for ref in split.files:
                 t = read_versioned(self._warehouse, spec, ref, stored, filter_live=True, keys=keys, threads=False)

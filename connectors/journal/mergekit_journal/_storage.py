@@ -91,21 +91,25 @@ def may_hold(ordered: Sequence[Any], low: Any, high: Any) -> bool:
 
 class KeyFilter:
     """Rows whose first key column holds one of ``values`` (sorted, of the column's type): row groups are
-    skipped by their statistics, the rest filtered. Built once per split; used by many files."""
+    skipped by their statistics, the rest filtered. Built once per split; used by many files. With
+    ``exclude``, rows whose key is *not* one of them (every row group is read)."""
 
-    def __init__(self, column: str, values: pa.Array) -> None:
+    def __init__(self, column: str, values: pa.Array, *, exclude: bool = False) -> None:
         self.column = column
         self.values = values
-        self._sorted: list[Any] = values.to_pylist()
+        self.exclude = exclude
+        self._sorted: list[Any] | None = None
 
     def may_hold(self, low: Any, high: Any) -> bool:
         """Whether some value lies in ``[low, high]`` (unknown bounds: yes)."""
+        if self._sorted is None:
+            self._sorted = self.values.to_pylist()
         return may_hold(self._sorted, low, high)
 
     def row_groups(self, pf: pq.ParquetFile) -> list[int]:
         meta = pf.metadata
         names = [meta.schema.column(j).path for j in range(meta.num_columns)]
-        if self.column not in names:
+        if self.exclude or self.column not in names:
             return list(range(meta.num_row_groups))
         j = names.index(self.column)
         keep = []
@@ -117,7 +121,8 @@ class KeyFilter:
 
     def mask(self, column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
         values = self.values if self.values.type == column.type else self.values.cast(column.type)
-        return pc.is_in(column, value_set=values)
+        found = pc.is_in(column, value_set=values)
+        return pc.invert(found) if self.exclude else found
 
 
 def read_versioned(
