@@ -763,11 +763,11 @@ class Engine:
             # evaluation could be a match in the other and be taken for NOT MATCHED.
             keys = self.spark.sql(builder.join_keys_sql())
             estimate = _estimated_bytes(keys)
+            reduce = estimate <= _REDUCE_TARGET_MAX_BYTES and _deterministic(keys)
             builder = attrs.evolve(
                 builder,
-                reduce_target=estimate <= _REDUCE_TARGET_MAX_BYTES and _deterministic(keys),
-                source_key_bytes=estimate,
-                source_key_width=_row_width(keys),
+                reduce_target=reduce,
+                collect_key_values=reduce and estimate <= _KEY_VALUES_MAX * _row_width(keys) * _KEY_VALUES_SLACK,
             )
         return builder
 
@@ -775,10 +775,8 @@ class Engine:
         """Dynamic pruning: for a tiny source, the values its join keys take, per bare target key column.
         Every target row a RIGHT-join MERGE changes has one of them, so the connector may skip files (the
         journal: by key range) and Spark may skip row groups."""
-        if not builder.reduce_target or not any(builder.key_columns):
-            return {}
-        if builder.source_key_bytes is None or builder.source_key_bytes > _key_values_max_bytes(builder):
-            return {}  # more keys than are worth collecting: the DISTINCT would run over the source in vain
+        if not builder.collect_key_values or not any(builder.key_columns):
+            return {}  # e.g. more keys than are worth collecting: the DISTINCT would run over the source in vain
         found: dict[str, frozenset[Any]] = {}
         for i, column in enumerate(builder.key_columns):
             if column is None:
@@ -910,10 +908,6 @@ def _estimated_bytes(df: DataFrame) -> int:
         return 1 << 62
 
 
-def _key_values_max_bytes(builder: MergeQueryBuilder) -> float:
-    return _KEY_VALUES_MAX * (builder.source_key_width or 8) * _KEY_VALUES_SLACK
-
-
 def _deterministic(df: DataFrame) -> bool:
     """Whether evaluating ``df`` twice gives the same rows (its optimized plan: pruned columns do not count)."""
     try:
@@ -922,12 +916,12 @@ def _deterministic(df: DataFrame) -> bool:
         return False
 
 
-def _row_width(df: DataFrame) -> int | None:
+def _row_width(df: DataFrame) -> int:
     """Spark's default size of one row of ``df`` (8 for a BIGINT, 20 for a string), the unit of its estimates."""
     try:
         return int(df._jdf.schema().defaultSize())
     except Exception:  # noqa: BLE001 - e.g. Spark Connect
-        return None
+        return 8
 
 
 def _bare_column(expr: msql.Expression) -> str | None:

@@ -93,8 +93,8 @@ class MergeQueryBuilder:
     # Pre-filter the target to rows whose join keys occur in the source (a broadcast semi join): a RIGHT
     # join then shuffles the rows that can match, not the whole target. Only when the source is small.
     reduce_target: bool = False
-    source_key_bytes: int | None = None  # Spark's size estimate of the source's join keys (RIGHT joins with keys)
-    source_key_width: int | None = None  # Spark's default size of one row of those keys (8 for one BIGINT)
+    # Whether the source's key values are worth collecting for dynamic pruning (see ``Engine._source_key_values``).
+    collect_key_values: bool = False
     # Per join key: the target column when the target side is a bare column (``t.id``), else None.
     key_columns: tuple[str | None, ...] = ()
 

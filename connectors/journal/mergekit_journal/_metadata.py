@@ -94,6 +94,9 @@ _EXCLUDE_IN_PAGE_SOURCES_ROWS = 200_000
 # The driver reads those keys (8 bytes each for a BIGINT): beyond this many delta rows, Spark's anti join again.
 _EXCLUDE_IN_PAGE_SOURCES_MAX_ROWS = 20_000_000
 
+# Spark SQL over a delta file's columns: rows that may supersede a base row (see ``ARRIVAL_OPS``).
+_SUPERSEDING_ROWS = f"coalesce(`{OP_COLUMN}` NOT IN {tuple(ARRIVAL_OPS)}, true)"
+
 # A resolve group of more rows than this is resolved by several tasks, each for a share of the keys. Every
 # bucket reads all the group's files, so the count is capped: parallelism against read amplification. (100
 # commits of 10k-row MERGEs leave a 1M-row group: two tasks instead of one cut the full read by ~0.25 s.)
@@ -251,11 +254,6 @@ def _key_values(spec: TableSpec, constraint: Constraint) -> pa.Array | None:
         return pc.unique(pa.array(values, type=spec.column(spec.key[0]).type)).sort()
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, LookupError, TypeError, ValueError):
         return None
-
-
-def _arrivals_filter() -> str:
-    """Spark SQL over a delta file's columns: rows that may supersede a base row (see ``ARRIVAL_OPS``)."""
-    return f"coalesce(`{OP_COLUMN}` NOT IN {tuple(ARRIVAL_OPS)}, true)"
 
 
 def _values_in_range(values: pa.Array, group: Sequence[FileRow]) -> pa.Array:
@@ -831,12 +829,14 @@ class JournalMetadata(ConnectorMetadata):
         untouched = [f for f in base if f not in touched]
         splits: list[JournalSplit] = []
         delta_rows = sum(d.row_count for d in deltas)
+        # Raw journal rows carry their own versions: any of them, even an INSERT, can supersede a base row.
+        raw = any(d.explicit_versions for d in deltas)
         if (
             touched
             and len(spec.key) == 1
             and _EXCLUDE_IN_PAGE_SOURCES_ROWS <= delta_rows <= _EXCLUDE_IN_PAGE_SOURCES_MAX_ROWS
         ):
-            superseded = self._superseding_keys(spec, deltas)
+            superseded = self._superseding_keys(spec, deltas, raw=raw)
             for group in _pack_plain(touched):
                 excluded = _values_in_range(superseded, group)
                 if len(excluded):
@@ -853,23 +853,22 @@ class JournalMetadata(ConnectorMetadata):
             key_schema = pa.schema([pa.field(k, stored[k]) for k in spec.key] + [pa.field(OP_COLUMN, pa.int8())])
             # Only deltas' rows that can supersede a base row: not arrivals of keys that were not live (40% of
             # a MERGE's rows in the bench: fewer keys to broadcast and a smaller hash table to probe 10M rows
-            # against). Raw journal rows carry their own versions: all of them count.
-            arrivals = None if any(d.explicit_versions for d in deltas) else _arrivals_filter()
+            # against).
             delta_keys = NativeScan(
                 format="parquet",
                 paths=[self._file_uri(d.path) for d in deltas],
                 schema=key_schema,
-                row_filter=arrivals,
+                row_filter=None if raw else _SUPERSEDING_ROWS,
             )
             broadcast = delta_rows <= _BROADCAST_DELTA_ROWS
             scans.append(native(touched, AntiJoin(keys=spec.key, scan=delta_keys, broadcast=broadcast)))
         return NativeScanUnion(scans=scans, splits=[*splits, *self._logical_splits(deltas, spec, constraint)])
 
-    def _superseding_keys(self, spec: TableSpec, deltas: Sequence[FileRow]) -> pa.Array:
+    def _superseding_keys(self, spec: TableSpec, deltas: Sequence[FileRow], *, raw: bool) -> pa.Array:
         """The distinct values (sorted) of the single key column over the deltas' rows that can supersede a
-        base row (not arrivals, see ``ARRIVAL_OPS``), read on the driver: key and operation columns only."""
+        base row (not arrivals, see ``ARRIVAL_OPS``, unless ``raw``: the deltas hold raw journal rows), read on
+        the driver: key and operation columns only."""
         first = spec.key[0]
-        raw = any(d.explicit_versions for d in deltas)
         tables = [read_versioned(self.config.warehouse, spec, d.ref(), [first]) for d in deltas]
         found = concat(tables)
         if found is None or not found.num_rows:
