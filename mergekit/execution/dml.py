@@ -93,8 +93,12 @@ class MergeQueryBuilder:
     # Pre-filter the target to rows whose join keys occur in the source (a broadcast semi join): a RIGHT
     # join then shuffles the rows that can match, not the whole target. Only when the source is small.
     reduce_target: bool = False
-    # Whether the source's key values are worth collecting for dynamic pruning (see ``Engine._source_key_values``).
-    collect_key_values: bool = False
+    # How the source's key values are collected for dynamic pruning (see ``Engine._source_key_values``):
+    # None (not worth it), "distinct" (a DISTINCT ... LIMIT into Python values) or "arrow" (every key value
+    # through Arrow, deduplicated on the driver: sources of up to millions of keys).
+    collect_key_values: str | None = None
+    # Target columns whose value sets the connector puts to use ("arrow" collects only for these).
+    value_set_columns: frozenset[str] = frozenset()
     # Per join key: the target column when the target side is a bare column (``t.id``), else None.
     key_columns: tuple[str | None, ...] = ()
 
@@ -123,9 +127,12 @@ class MergeQueryBuilder:
         keys = ", ".join(f"{s} AS `$k{i}`" for i, (_, s) in enumerate(self.join_keys))
         return f"SELECT {keys} FROM {self._source_sub()}"
 
-    def key_values_sql(self, index: int, limit: int) -> str:
-        """Up to ``limit`` distinct non-null values of the source side of join key ``index``."""
+    def key_values_sql(self, index: int, limit: int | None = None) -> str:
+        """The non-null values of the source side of join key ``index``: up to ``limit`` distinct ones, or
+        (no limit) every row's."""
         key = self.join_keys[index][1]
+        if limit is None:
+            return f"SELECT {key} AS `$k` FROM {self._source_sub()} WHERE {key} IS NOT NULL"
         return f"SELECT DISTINCT {key} AS `$k` FROM {self._source_sub()} WHERE {key} IS NOT NULL LIMIT {limit}"
 
     def _source_sub(self) -> str:
@@ -520,6 +527,10 @@ def run_merge_pipeline(
         writer = _Write(provider, session, merge_handle, data_columns, plan.duplicate_check, page_schema)
         out = routed.mapInArrow(writer, writer_schema)
     else:
+        # no routing: the sequence number (and, with no duplicate check, the target row's uid) would only be
+        # converted to Arrow and shipped to the writer for nothing
+        unused = [SEQ] if plan.duplicate_check else [SEQ, UID]
+        rows = rows.drop(*[c for c in unused if c in rows.columns])
         writer = _Write(provider, session, merge_handle, data_columns, plan.duplicate_check, page_schema, processor)
         out = rows.mapInArrow(writer, writer_schema)
     collected = _collect(spark, out, colocated)

@@ -126,7 +126,8 @@ def scan_table(
     """A DataFrame with exactly ``columns`` (by handle name) of the table. ``constraint`` goes to the
     connector (``get_native_scan`` / ``get_splits``) for pruning; ``stats``, when given, receives ``splits``
     (how many splits were read through page sources) and ``files`` (how many files Spark read natively) so
-    callers can show what pruning achieved."""
+    callers can show what pruning achieved, and ``enforced`` (the columns whose constraint the connector
+    enforced exactly, :attr:`NativeScanUnion.enforced`)."""
     metadata = connector.get_metadata()
     constraint = constraint or Constraint()
     native = metadata.get_native_scan(
@@ -139,6 +140,8 @@ def scan_table(
         if stats is not None:
             stats["splits"] = len(splits)
             stats["files"] = sum(len(n.paths) for n in native.scans)
+            if native.enforced:
+                stats["enforced"] = sorted(native.enforced)
         frames = [_native_frame(spark, n, columns) for n in native.scans if n.paths]
         if splits or not frames:
             frames.append(_split_frame(spark, connector, session, table_handle, columns, splits))

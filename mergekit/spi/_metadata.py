@@ -184,6 +184,12 @@ class ConnectorMetadata:
         read through splits and page sources. ``constraint`` is for pruning, as in ``get_splits``."""
         return None
 
+    def get_value_set_columns(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle) -> frozenset[str]:
+        """Columns whose ``Constraint.value_sets`` the table's reads put to use (e.g. reading only the rows of
+        those keys). The engine gathers a large MERGE source's key values only for these: it costs a pass over
+        the source's keys. Default: none."""
+        return frozenset()
+
     # ---- MERGE, UPDATE, DELETE, INSERT ------------------------------------------------------------------
 
     def get_row_change_paradigm(

@@ -52,11 +52,15 @@ class ConnectorSplit:
 class Constraint:
     """Predicates the engine knows hold for every row it wants, for pruning. ``equalities`` maps a column
     name to the set of values it may take (from ``col = v`` / ``col IN (...)``); ``ranges`` maps a column
-    name to ``(low, high)`` inclusive bounds, either None. A connector may ignore a constraint: the engine
-    filters again."""
+    name to ``(low, high)`` inclusive bounds, either None. ``value_sets`` is ``equalities`` for sets too
+    large for Python objects (a MERGE source's keys: up to millions): the values a column may take as an
+    Arrow array, sorted, distinct, without nulls, of the type the engine compares them in (cast it to the
+    column's type). A connector may ignore a constraint: the engine filters again, unless the scan says it
+    enforced it (:attr:`NativeScanUnion.enforced`)."""
 
     equalities: Mapping[str, frozenset[Any]] = attrs.field(factory=dict)
     ranges: Mapping[str, tuple[Any, Any]] = attrs.field(factory=dict)
+    value_sets: Mapping[str, pa.Array] = attrs.field(factory=dict)
 
 
 ALL = Constraint()
@@ -145,3 +149,8 @@ class NativeScanUnion:
 
     scans: tuple[NativeScan, ...] = attrs.field(converter=_tuple)
     splits: tuple[ConnectorSplit, ...] = attrs.field(converter=_tuple, default=())
+    enforced: frozenset[str] = attrs.field(converter=frozenset, default=frozenset())
+    """Columns whose ``equalities`` / ``value_sets`` constraint every row of the union satisfies (the connector
+    filtered by exactly those values, as Trino's ``ConstraintApplicationResult`` leaves no remaining filter):
+    the engine then skips its own filtering by them (MERGE: the semi join of the target on the source's
+    keys)."""

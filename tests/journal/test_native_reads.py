@@ -224,3 +224,123 @@ def test_many_superseded_keys_are_dropped_by_page_sources(spark, tmp_path, monke
     assert e.execute(query).rows() == expected
     monkeypatch.setattr(journal_metadata, "_EXCLUDE_IN_PAGE_SOURCES_ROWS", 10**9)
     assert e.execute(query).rows() == expected
+
+
+def _history(e) -> dict[int, tuple]:
+    """A table whose keys have every kind of history (base only, updated, updated twice, deleted, deleted and
+    back, only in deltas); returns its live rows by key."""
+    e.execute("CREATE TABLE t (id BIGINT NOT NULL, v VARCHAR, n INTEGER, PRIMARY KEY (id))")
+    e.execute("INSERT INTO t SELECT id, 'base', 0 FROM UNNEST(sequence(0, 299)) AS x(id)")
+    e.execute("UPDATE t SET v = 'upd1', n = 1 WHERE id % 10 = 1")
+    e.execute("UPDATE t SET v = 'upd2', n = 2 WHERE id % 30 = 1")
+    e.execute("DELETE FROM t WHERE id % 10 = 2")
+    e.execute("INSERT INTO t SELECT id, 'back', 3 FROM UNNEST(sequence(2, 299, 30)) AS x(id)")
+    e.execute("INSERT INTO t SELECT id, 'new', 4 FROM UNNEST(sequence(300, 309)) AS x(id)")
+    return {r[0]: r[1:] for r in e.execute("SELECT id, v, n FROM t").rows()}
+
+
+def _parquet_source(spark, path, rows, schema):
+    """A source read from Parquet files, as a user's would be: Spark knows its size (a DataFrame made from
+    Python rows looks unknown, hence huge, and gets no key collection at all)."""
+    spark.createDataFrame(rows, schema).write.mode("overwrite").parquet(str(path))
+    return spark.read.parquet(str(path))
+
+
+_MERGE = (
+    "MERGE INTO t USING src s ON t.id = s.id WHEN MATCHED AND s.op = 'D' THEN DELETE "
+    "WHEN MATCHED THEN UPDATE SET v = s.v, n = t.n + 10 WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v, -1)"
+)
+
+
+def test_large_source_keys_go_to_the_journal_as_a_value_set(spark, tmp_path, monkeypatch) -> None:
+    """A source with more keys than are worth a DISTINCT hands them over as an Arrow value set: the journal
+    reads just those keys' rows through page sources, says it enforced them, and the MERGE skips its semi
+    join. The result is the MERGE's result with every kind of key history, as with the semi join."""
+    import mergekit.engine as engine_module
+
+    monkeypatch.setattr(engine_module, "_KEY_VALUES_MAX", 20)  # this test's 160-key source: a "large" one
+    e = _engine(spark, tmp_path, rows_per_file=50)
+    live = _history(e)
+    keys = list(range(0, 320, 2))  # base, updated, deleted, back, only-in-deltas and absent keys
+    src = [(i, "D" if i % 6 == 0 else "U", f"m{i}") for i in keys]
+    e.register_dataframe("src", _parquet_source(spark, tmp_path / "src", src, "id BIGINT, op STRING, v STRING"))
+    result = e.execute(_MERGE)
+    expected = dict(live)
+    for i, op, v in src:
+        if i in live and op == "D":
+            del expected[i]
+        elif i in live:
+            expected[i] = (v, live[i][1] + 10)
+        else:
+            expected[i] = (v, -1)
+    assert result.row_count == len(src)
+    assert e.execute("SELECT id, v, n FROM t ORDER BY id").rows() == sorted((i, *r) for i, r in expected.items())
+    scan = _scan(result)
+    assert scan["enforced"] == ["id"] and scan["semi_join"] is False
+    assert scan["files"] == 0 and scan["splits"] >= 1  # page sources only, no native scan of the base
+    assert result.metrics["inserted"] == len([i for i in keys if i not in live])
+
+
+def test_value_set_keys_of_other_types_and_repeated_keys(spark, tmp_path, monkeypatch) -> None:
+    """INTEGER source keys against a BIGINT key convert exactly; DOUBLE ones are not handed over (Arrow would
+    not compare them as Spark does): the semi join filters instead, same rows. A key the source repeats is
+    still two matches of one target row."""
+    import mergekit.engine as engine_module
+
+    monkeypatch.setattr(engine_module, "_KEY_VALUES_MAX", 5)
+    e = _engine(spark, tmp_path, rows_per_file=40)
+    e.execute("CREATE TABLE t (id BIGINT NOT NULL, v VARCHAR, PRIMARY KEY (id))")
+    e.execute("INSERT INTO t SELECT id, 'base' FROM UNNEST(sequence(0, 199)) AS x(id)")
+    e.execute("UPDATE t SET v = 'upd' WHERE id % 7 = 0")
+    merge = "MERGE INTO t USING src s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v"
+
+    ints = [(i, "int") for i in range(0, 60, 3)]
+    e.register_dataframe("src", _parquet_source(spark, tmp_path / "ints", ints, "id INT, v STRING"))
+    ints = e.execute(merge)
+    assert ints.row_count == 20 and _scan(ints)["enforced"] == ["id"] and _scan(ints)["semi_join"] is False
+    doubles = [(float(i), "dbl") for i in range(1, 60, 3)]
+    e.register_dataframe("src", _parquet_source(spark, tmp_path / "doubles", doubles, "id DOUBLE, v STRING"))
+    doubles = e.execute(merge)
+    assert doubles.row_count == 20 and "enforced" not in _scan(doubles) and _scan(doubles)["semi_join"] is True
+    rows = dict(e.execute("SELECT id, v FROM t").rows())
+    assert len(rows) == 200
+    assert {i for i, v in rows.items() if v == "int"} == set(range(0, 60, 3))
+    assert {i for i, v in rows.items() if v == "dbl"} == set(range(1, 60, 3))
+    assert rows[14] == "upd" and rows[199] == "base"
+
+    # ON also naming key values: the value set is cut down to them, and only they match
+    e.register_dataframe("src", spark.read.parquet(str(tmp_path / "ints")))
+    narrowed = e.execute(
+        "MERGE INTO t USING src s ON t.id = s.id AND t.id IN (3, 6, 10, 500) WHEN MATCHED THEN UPDATE SET v = 'on'"
+    )
+    assert narrowed.row_count == 2 and _scan(narrowed)["enforced"] == ["id"]
+    rows.update({3: "on", 6: "on"})
+    assert dict(e.execute("SELECT id, v FROM t").rows()) == rows
+
+    repeated = [(i, "twice") for i in range(100, 130)] + [(115, "again")]
+    e.register_dataframe("src", _parquet_source(spark, tmp_path / "repeated", repeated, "id BIGINT, v STRING"))
+    with pytest.raises(MergekitError) as info:
+        e.execute(merge)
+    assert info.value.code is ErrorCode.MERGE_TARGET_ROW_MULTIPLE_MATCHES
+    assert dict(e.execute("SELECT id, v FROM t").rows()) == rows
+
+
+def test_value_set_of_string_keys(spark, tmp_path, monkeypatch) -> None:
+    """A VARCHAR key takes the source's strings as a value set too (byte-wise equality, as Spark's)."""
+    import mergekit.engine as engine_module
+
+    monkeypatch.setattr(engine_module, "_KEY_VALUES_MAX", 5)
+    e = _engine(spark, tmp_path, rows_per_file=30)
+    e.execute("CREATE TABLE t (code VARCHAR NOT NULL, n INTEGER, PRIMARY KEY (code))")
+    e.execute("INSERT INTO t SELECT 'k' || CAST(i AS VARCHAR), i FROM UNNEST(sequence(0, 99)) AS x(i)")
+    src = [(f"k{i}", i) for i in range(0, 120, 4)] + [("K8", 1), ("k8 ", 2)]  # case and padding differ: new keys
+    e.register_dataframe("src", _parquet_source(spark, tmp_path / "src", src, "code STRING, n INT"))
+    result = e.execute(
+        "MERGE INTO t USING src s ON t.code = s.code WHEN MATCHED THEN UPDATE SET n = t.n + 1000 "
+        "WHEN NOT MATCHED THEN INSERT VALUES (s.code, s.n)"
+    )
+    assert _scan(result)["enforced"] == ["code"] and _scan(result)["semi_join"] is False
+    assert result.metrics["updated"] == 25 and result.metrics["inserted"] == 7
+    rows = dict(e.execute("SELECT code, n FROM t").rows())
+    assert rows["k8"] == 1008 and rows["K8"] == 1 and rows["k8 "] == 2 and rows["k9"] == 9 and rows["k116"] == 116
+    assert len(rows) == 107

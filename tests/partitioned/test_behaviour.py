@@ -204,3 +204,32 @@ def test_validation_messages(engine) -> None:
     fails("INSERT INTO m VALUES (2, 'x'), (7, 'y')", "")
     run("ALTER TABLE m DROP TABLE c1")
     assert run("SELECT COUNT(*) FROM value_partitions WHERE table_id IS NOT NULL").rows() == [(3,)]
+
+
+def test_large_source_keys_are_read_by_each_child(engine, spark, tmp_path, monkeypatch) -> None:
+    """A MERGE source with many keys hands them to the children's journals as a value set: each child reads
+    only those keys' rows, and because every child enforced them the merge table does too (no semi join).
+    Rows land in their children as with a small source."""
+    import mergekit.engine as engine_module
+
+    monkeypatch.setattr(engine_module, "_KEY_VALUES_MAX", 5)
+    run = engine.execute
+    run("CREATE MERGE TABLE m (a int NOT NULL, b varchar, PRIMARY KEY (a)) PARTITION BY RANGE ON (a)")
+    for i, (lo, hi) in enumerate([(0, 100), (100, 200), (200, 300)]):
+        run(f"CREATE TABLE c{i} (a int NOT NULL, b varchar, PRIMARY KEY (a))")
+        run(f"ALTER TABLE m ADD TABLE c{i} AS PARTITION FROM {lo} TO {hi}")
+    run("INSERT INTO m SELECT a, 'old' FROM UNNEST(sequence(0, 249)) AS x(a)")
+    rows = [(a, "new") for a in range(0, 300, 5)]
+    spark.createDataFrame(rows, "a INT, b STRING").write.parquet(str(tmp_path / "src"))
+    engine.register_dataframe("src", spark.read.parquet(str(tmp_path / "src")))
+    res = run(
+        "MERGE INTO m t USING src s ON t.a = s.a WHEN MATCHED THEN UPDATE SET b = s.b "
+        "WHEN NOT MATCHED THEN INSERT VALUES (s.a, s.b)"
+    )
+    assert res.metrics["updated"] == 50 and res.metrics["inserted"] == 10
+    (target,) = [s for s in res.metrics["scans"] if s.get("target")]
+    assert target["enforced"] == ["a"] and target["semi_join"] is False
+    new = {a for a in range(0, 300, 5)}
+    expected = [(a, "new" if a in new else "old") for a in range(0, 250)] + [(a, "new") for a in range(250, 300, 5)]
+    assert_rows(run("SELECT a, b FROM m").rows(), expected)
+    assert_rows(run("SELECT a FROM c2 WHERE b = 'new' AND a >= 250").rows(), [(a,) for a in range(250, 300, 5)])

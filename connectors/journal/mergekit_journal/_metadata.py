@@ -247,11 +247,20 @@ class _Pruner:
 def _key_values(spec: TableSpec, constraint: Constraint) -> pa.Array | None:
     """The values a constraint allows for a single-column key (sorted, distinct, of the key's type), or
     None when there is no such constraint or its values do not convert to the key's type."""
-    if len(spec.key) != 1 or spec.key[0] not in constraint.equalities:
+    if len(spec.key) != 1:
         return None
-    values = [v for v in constraint.equalities[spec.key[0]] if v is not None]
+    key_type = spec.column(spec.key[0]).type
     try:
-        return pc.unique(pa.array(values, type=spec.column(spec.key[0]).type)).sort()
+        equal = None
+        if spec.key[0] in constraint.equalities:
+            values = [v for v in constraint.equalities[spec.key[0]] if v is not None]
+            equal = pc.unique(pa.array(values, type=key_type)).sort()
+        array = constraint.value_sets.get(spec.key[0])
+        if array is None:
+            return equal
+        # sorted and distinct already (the SPI's contract); a safe cast keeps the order
+        array = array if array.type == key_type else array.cast(key_type)
+        return array if equal is None else array.filter(pc.is_in(array, value_set=equal))
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, LookupError, TypeError, ValueError):
         return None
 
@@ -792,7 +801,8 @@ class JournalMetadata(ConnectorMetadata):
         if values is not None:
             with self.catalog.read() as cur:
                 files = self.files_at(cur, h.table_id, h.snapshot_seq)
-            return NativeScanUnion(scans=(), splits=self._keyed_splits(spec, files, values))
+            # exactly the rows with those keys: the engine need not filter by them again
+            return NativeScanUnion(scans=(), splits=self._keyed_splits(spec, files, values), enforced=spec.key)
         if "://" in self.config.warehouse:
             return None
         stored = {c.name: c.type for c in spec.columns}
@@ -863,6 +873,12 @@ class JournalMetadata(ConnectorMetadata):
             broadcast = delta_rows <= _BROADCAST_DELTA_ROWS
             scans.append(native(touched, AntiJoin(keys=spec.key, scan=delta_keys, broadcast=broadcast)))
         return NativeScanUnion(scans=scans, splits=[*splits, *self._logical_splits(deltas, spec, constraint)])
+
+    def get_value_set_columns(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle) -> frozenset[str]:
+        """A single-column key: a value set of it sends the read to page sources that read only those keys'
+        rows (``_keyed_splits``)."""
+        h = self._handle(table_handle)
+        return frozenset(h.spec.key) if h.kind == "logical" and len(h.spec.key) == 1 else frozenset()
 
     def _superseding_keys(self, spec: TableSpec, deltas: Sequence[FileRow], *, raw: bool) -> pa.Array:
         """The distinct values (sorted) of the single key column over the deltas' rows that can supersede a

@@ -89,6 +89,26 @@ def may_hold(ordered: Sequence[Any], low: Any, high: Any) -> bool:
         return True
 
 
+# From this many values on, a key filter hashes only the values within a file's key range (``KeyFilter._within``).
+_SLICE_FROM = 4096
+
+
+class _SortedArray(Sequence[Any]):
+    """A sorted Arrow array as a sequence for ``bisect``: each probe converts one value (about 20 per search in a
+    million), not the whole array."""
+
+    def __init__(self, values: pa.Array) -> None:
+        self._values = values
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return self._values[index].to_pylist()
+        return self._values[index].as_py()
+
+
 class KeyFilter:
     """Rows whose first key column holds one of ``values`` (sorted, of the column's type): row groups are
     skipped by their statistics, the rest filtered. Built once per split; used by many files. With
@@ -98,13 +118,33 @@ class KeyFilter:
         self.column = column
         self.values = values
         self.exclude = exclude
-        self._sorted: list[Any] | None = None
+        self._sorted: Sequence[Any] | None = None
+
+    def _ordered(self) -> Sequence[Any]:
+        if self._sorted is None:
+            # a large set is searched in place: a million keys are not turned into Python objects
+            large = len(self.values) >= _SLICE_FROM and not self.values.null_count
+            self._sorted = _SortedArray(self.values) if large else self.values.to_pylist()
+        return self._sorted
 
     def may_hold(self, low: Any, high: Any) -> bool:
         """Whether some value lies in ``[low, high]`` (unknown bounds: yes)."""
-        if self._sorted is None:
-            self._sorted = self.values.to_pylist()
-        return may_hold(self._sorted, low, high)
+        return may_hold(self._ordered(), low, high)
+
+    def _within(self, column: pa.ChunkedArray | pa.Array) -> pa.Array:
+        """The values that lie between the column's least and greatest value: a file covers a slice of a large
+        key set, and hashing only that slice is what ``is_in`` then costs."""
+        ordered = self._ordered()
+        if not isinstance(ordered, _SortedArray):
+            return self.values
+        bounds = pc.min_max(column)
+        low, high = bounds["min"].as_py(), bounds["max"].as_py()
+        try:
+            start = bisect.bisect_left(ordered, low)
+            stop = bisect.bisect_right(ordered, high)
+        except TypeError:  # no bounds (an all-null column), or bounds that do not compare with the values
+            return self.values
+        return self.values.slice(start, stop - start)
 
     def row_groups(self, pf: pq.ParquetFile) -> list[int]:
         meta = pf.metadata
@@ -120,7 +160,9 @@ class KeyFilter:
         return keep
 
     def mask(self, column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
-        values = self.values if self.values.type == column.type else self.values.cast(column.type)
+        values = self._within(column)
+        if values.type != column.type:
+            values = values.cast(column.type)
         found = pc.is_in(column, value_set=values)
         return pc.invert(found) if self.exclude else found
 

@@ -656,6 +656,19 @@ class PartitionedMetadata(ConnectorMetadata):
             session=session, table_handle=self._unwrap(table_handle), columns=columns, constraint=constraint
         )
 
+    def get_value_set_columns(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle) -> frozenset[str]:
+        """A plain table's, from its base connector; a merge table's: those every child's base puts to use."""
+        if isinstance(table_handle, SystemTableHandle):
+            return frozenset()
+        if not isinstance(table_handle, MergeTableHandle):
+            return self.bm.get_value_set_columns(session=session, table_handle=self._unwrap(table_handle))
+        levels = {lvl.table_id: lvl for lvl in table_handle.levels}
+        usable: frozenset[str] | None = None
+        for leaf in self.pruned_leaves(table_handle, ALL, levels):
+            child = self.bm.get_value_set_columns(session=session, table_handle=leaf.handle)
+            usable = child if usable is None else usable & child
+        return usable or frozenset()
+
     def _merge_table_native_scan(
         self,
         session: ConnectorSession,
@@ -668,6 +681,7 @@ class PartitionedMetadata(ConnectorMetadata):
         levels = {lvl.table_id: lvl for lvl in handle.levels}
         scans: list[NativeScan] = []
         splits: list[ConnectorSplit] = []
+        enforced: set[str] | None = None  # what every child enforced, by the merge table's column names
         for leaf in self.pruned_leaves(handle, constraint, levels):
             base_columns, base_row_id = self._base_columns(session, leaf.handle, columns)
             child = self.bm.get_native_scan(
@@ -676,6 +690,8 @@ class PartitionedMetadata(ConnectorMetadata):
             if child is None:
                 return None
             union = child if isinstance(child, NativeScanUnion) else NativeScanUnion(scans=(child,))
+            named = {c.name for c, base in zip(columns, base_columns, strict=True) if base.name in union.enforced}
+            enforced = named if enforced is None else enforced & named
             for scan in union.scans:
                 projections = {
                     c.name: scan.projections.get(base.name, f"`{base.name}`")
@@ -692,7 +708,7 @@ class PartitionedMetadata(ConnectorMetadata):
                 )
                 for split in union.splits
             )
-        return NativeScanUnion(scans=scans, splits=splits)
+        return NativeScanUnion(scans=scans, splits=splits, enforced=enforced or ())
 
     def get_splits(
         self,
