@@ -252,13 +252,23 @@ _MERGE = (
 )
 
 
-def test_large_source_keys_go_to_the_journal_as_a_value_set(spark, tmp_path, monkeypatch) -> None:
+@pytest.mark.parametrize("many", [False, True], ids=["per-file", "large-set"])
+def test_large_source_keys_go_to_the_journal_as_a_value_set(spark, tmp_path, monkeypatch, many) -> None:
     """A source with more keys than are worth a DISTINCT hands them over as an Arrow value set: the journal
     reads just those keys' rows through page sources, says it enforced them, and the MERGE skips its semi
-    join. The result is the MERGE's result with every kind of key history, as with the semi join."""
+    join. The result is the MERGE's result with every kind of key history, as with the semi join. ``many``:
+    the driver's paths for sets of thousands of keys (all deltas' keys probed at once, values bisected in
+    place), with this test's 160 keys (page sources in Python workers keep theirs: see
+    test_key_filter_over_a_large_sorted_set)."""
+    import mergekit_journal._metadata as journal_metadata
+    import mergekit_journal._storage as journal_storage
+
     import mergekit.engine as engine_module
 
     monkeypatch.setattr(engine_module, "_KEY_VALUES_MAX", 20)  # this test's 160-key source: a "large" one
+    if many:
+        monkeypatch.setattr(journal_metadata, "_PROBE_DELTAS_AT_ONCE", 1)
+        monkeypatch.setattr(journal_storage, "_SLICE_FROM", 1)
     e = _engine(spark, tmp_path, rows_per_file=50)
     live = _history(e)
     keys = list(range(0, 320, 2))  # base, updated, deleted, back, only-in-deltas and absent keys
@@ -344,3 +354,37 @@ def test_value_set_of_string_keys(spark, tmp_path, monkeypatch) -> None:
     rows = dict(e.execute("SELECT code, n FROM t").rows())
     assert rows["k8"] == 1008 and rows["K8"] == 1 and rows["k8 "] == 2 and rows["k9"] == 9 and rows["k116"] == 116
     assert len(rows) == 107
+
+
+def test_key_filter_over_a_large_sorted_set() -> None:
+    """A key filter of thousands of values (page sources of a MERGE with a large source) searches them in
+    place and hashes only the values within a file's key range; it keeps exactly the rows with those keys,
+    for integer, string and date keys, and with ``exclude`` exactly the others."""
+    import datetime
+
+    import pyarrow as pa
+    from mergekit_journal._storage import KeyFilter
+
+    cases = [
+        (list(range(0, 30_000, 3)), list(range(-50, 40_000, 7)), pa.int64()),
+        ([f"k{i:06d}" for i in range(0, 30_000, 3)], ["a"] + [f"k{i:06d}" for i in range(0, 40_000, 7)], pa.string()),
+        (
+            [datetime.date(2000, 1, 1) + datetime.timedelta(days=i) for i in range(0, 9_000, 3)],
+            [datetime.date(2000, 1, 1) + datetime.timedelta(days=i) for i in range(-50, 12_000, 7)],
+            pa.date32(),
+        ),
+    ]
+    for values, rows, type_ in cases:
+        wanted = set(values)
+        keys = KeyFilter("k", pa.array(values, type_))
+        column = pa.chunked_array([pa.array(rows[: len(rows) // 2], type_), pa.array(rows[len(rows) // 2 :], type_)])
+        assert column.filter(keys.mask(column)).to_pylist() == [r for r in rows if r in wanted]
+        inside = pa.array(rows[100:200], type_)  # a file covering a slice of the values' range
+        assert inside.filter(keys.mask(inside)).to_pylist() == [r for r in rows[100:200] if r in wanted]
+        outside = KeyFilter("k", pa.array(values, type_), exclude=True)
+        assert column.filter(outside.mask(column)).to_pylist() == [r for r in rows if r not in wanted]
+        assert keys.may_hold(values[0], values[0]) and keys.may_hold(rows[0], rows[-1])
+        assert not keys.may_hold(rows[0], rows[0]) and rows[0] < values[0]  # below every value
+        assert keys.may_hold(None, values[0])
+    ints = KeyFilter("k", pa.array(range(0, 30_000, 3), pa.int64()))
+    assert not ints.may_hold(1, 2) and ints.may_hold(2, 3) and not ints.may_hold(30_000, 40_000)

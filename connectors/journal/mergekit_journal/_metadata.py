@@ -78,7 +78,9 @@ _FILES_PER_PLAIN_SPLIT = 4
 # fixed cost (tens of ms for a Python task) dominates: larger splits.
 _FILES_PER_KEYED_SPLIT = 16
 _ROWS_PER_KEYED_SPLIT = 5_000_000
-_ROWS_PER_PLAIN_SPLIT = 1_000_000  # a large file gets a split (a Spark task) of its own: a bulk load is few big files
+_ROWS_PER_PLAIN_SPLIT = 1_000_000
+# From this many wanted keys on, the deltas' key columns are probed against them at once (``_delta_hits``).
+_PROBE_DELTAS_AT_ONCE = 4096  # a large file gets a split (a Spark task) of its own: a bulk load is few big files
 
 
 # Deltas of at most this many rows are broadcast to the base scan's anti join (their keys: tens of MB).
@@ -752,15 +754,8 @@ class JournalMetadata(ConnectorMetadata):
         ordered = sorted(files, key=lambda f: (f.added_seq, f.file_id))
         cut = _base_prefix(ordered)
         base = [f for f in ordered[:cut] if keys.may_hold(f.key_min, f.key_max)]
-        hits: list[pa.ChunkedArray] = []
-        touched: list[FileRow] = []
-        for f in ordered[cut:]:
-            if not keys.may_hold(f.key_min, f.key_max):
-                continue
-            found = read_versioned(self.config.warehouse, spec, f.ref(), [first], keys=keys).column(first)
-            if len(found):
-                hits.append(found)
-                touched.append(f)
+        deltas = [f for f in ordered[cut:] if keys.may_hold(f.key_min, f.key_max)]
+        hits, touched = self._delta_hits(spec, deltas, keys)
         splits: list[JournalSplit] = []
         if hits:
             in_deltas = pc.unique(pa.chunked_array(hits).combine_chunks()).sort()
@@ -771,6 +766,34 @@ class JournalMetadata(ConnectorMetadata):
             if len(wanted):
                 splits.append(JournalSplit(mode="plain", files=[f.ref() for f in group], key_values=wanted))
         return splits
+
+    def _delta_hits(
+        self, spec: TableSpec, deltas: Sequence[FileRow], keys: KeyFilter
+    ) -> tuple[list[pa.ChunkedArray], list[FileRow]]:
+        """The wanted keys each delta holds, and the deltas that hold any, read on the driver. A few wanted
+        keys: each file's row groups that can hold one, filtered. Many (a MERGE source's value set): every
+        delta's key column, probed at once, as a hash table of a million keys costs more to build (~50 ms)
+        than a delta's key column to read, and a table after 100 MERGEs has 100 deltas."""
+        first = spec.key[0]
+        warehouse = self.config.warehouse
+        if len(keys.values) < _PROBE_DELTAS_AT_ONCE:
+            found = [read_versioned(warehouse, spec, f.ref(), [first], keys=keys).column(first) for f in deltas]
+            pairs = [(column, f) for column, f in zip(found, deltas, strict=True) if len(column)]
+        else:
+            read = [(read_versioned(warehouse, spec, f.ref(), [first]).column(first), f) for f in deltas]
+            read = [(column, f) for column, f in read if len(column)]
+            if not read:
+                return [], []
+            everything = pa.chunked_array([chunk for column, _ in read for chunk in column.chunks], read[0][0].type)
+            mask = keys.mask(everything)
+            pairs = []
+            start = 0
+            for column, f in read:
+                found = column.filter(mask.slice(start, len(column)))
+                start += len(column)
+                if len(found):
+                    pairs.append((found, f))
+        return [column for column, _ in pairs], [f for _, f in pairs]
 
     def get_native_scan(
         self,
