@@ -78,9 +78,9 @@ _FILES_PER_PLAIN_SPLIT = 4
 # fixed cost (tens of ms for a Python task) dominates: larger splits.
 _FILES_PER_KEYED_SPLIT = 16
 _ROWS_PER_KEYED_SPLIT = 5_000_000
-_ROWS_PER_PLAIN_SPLIT = 1_000_000
+_ROWS_PER_PLAIN_SPLIT = 1_000_000  # a large file gets a split (a Spark task) of its own: a bulk load is few big files
 # From this many wanted keys on, the deltas' key columns are probed against them at once (``_delta_hits``).
-_PROBE_DELTAS_AT_ONCE = 4096  # a large file gets a split (a Spark task) of its own: a bulk load is few big files
+_PROBE_DELTAS_AT_ONCE = 4096
 
 
 # Deltas of at most this many rows are broadcast to the base scan's anti join (their keys: tens of MB).
