@@ -104,9 +104,7 @@ class _SortedArray(Sequence[Any]):
         return len(self._values)
 
     def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return self._values[index].to_pylist()
-        return self._values[index].as_py()
+        return self._values[index].as_py()  # bisect asks for single positions only
 
 
 class KeyFilter:
