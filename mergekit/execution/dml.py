@@ -48,7 +48,7 @@ from .processors import (
 )
 from .types import coercible, spark_sql_type, trino_name
 
-__all__ = ["MergeQueryBuilder", "DmlStats", "run_merge_pipeline", "q"]
+__all__ = ["MergeQueryBuilder", "DmlStats", "run_merge_pipeline", "q", "gather", "merge_page_schema"]
 
 OP = MERGE_PAGE_LAYOUT.operation
 CASE = MERGE_PAGE_LAYOUT.case_number
@@ -101,6 +101,8 @@ class MergeQueryBuilder:
     value_set_columns: frozenset[str] = frozenset()
     # Per join key: the target column when the target side is a bare column (``t.id``), else None.
     key_columns: tuple[str | None, ...] = ()
+    # A large source joined on one equality: worth a MERGE by index lookups (``Engine._lookup_merge``).
+    lookup: bool = False
 
     @property
     def colocated(self) -> bool:
@@ -118,24 +120,25 @@ class MergeQueryBuilder:
             on = " AND ".join(f"{t} = `$keys`.`$k{i}`" for i, (t, _) in enumerate(self.join_keys))
             source = (
                 f"(SELECT /*+ BROADCAST(`$keys`) */ {alias}.* FROM {source} LEFT SEMI JOIN "
-                f"(SELECT {keys} FROM {self._source_sub()}) AS `$keys` ON {on}) AS {alias}"
+                f"(SELECT {keys} FROM {self.source_sub()}) AS `$keys` ON {on}) AS {alias}"
             )
         return f"(SELECT *, TRUE AS {q(PRESENT)}, monotonically_increasing_id() AS {q(UID)} FROM {source}) AS {alias}"
 
     def join_keys_sql(self) -> str:
         """The source side's join keys over the source (to estimate their size)."""
         keys = ", ".join(f"{s} AS `$k{i}`" for i, (_, s) in enumerate(self.join_keys))
-        return f"SELECT {keys} FROM {self._source_sub()}"
+        return f"SELECT {keys} FROM {self.source_sub()}"
 
     def key_values_sql(self, index: int, limit: int | None = None) -> str:
         """The non-null values of the source side of join key ``index``: up to ``limit`` distinct ones, or
         (no limit) every row's."""
         key = self.join_keys[index][1]
         if limit is None:
-            return f"SELECT {key} AS `$k` FROM {self._source_sub()} WHERE {key} IS NOT NULL"
-        return f"SELECT DISTINCT {key} AS `$k` FROM {self._source_sub()} WHERE {key} IS NOT NULL LIMIT {limit}"
+            return f"SELECT {key} AS `$k` FROM {self.source_sub()} WHERE {key} IS NOT NULL"
+        return f"SELECT DISTINCT {key} AS `$k` FROM {self.source_sub()} WHERE {key} IS NOT NULL LIMIT {limit}"
 
-    def _source_sub(self) -> str:
+    def source_sub(self) -> str:
+        """The source as a FROM item under its alias, with a `$spresent` column (TRUE on every row)."""
         plan = self.plan
         relation = plan.source
         aliases = getattr(relation, "column_aliases", ())
@@ -154,9 +157,9 @@ class MergeQueryBuilder:
             return f"FROM ({self.source_from}) AS {q(SRC)}({cols})"
         on = self.render(plan.on) if plan.on is not None else "TRUE"
         if plan.join is JoinKind.ANTI:
-            return f"FROM {self._source_sub()} LEFT ANTI JOIN {self._target_sub()} ON {on}"
+            return f"FROM {self.source_sub()} LEFT ANTI JOIN {self._target_sub()} ON {on}"
         join = "FULL OUTER JOIN" if plan.join is JoinKind.FULL else "RIGHT OUTER JOIN"
-        return f"FROM {self._target_sub()} {join} {self._source_sub()} ON {on}"
+        return f"FROM {self._target_sub()} {join} {self.source_sub()} ON {on}"
 
     # ---- CASE -------------------------------------------------------------------------------------
 
@@ -506,12 +509,7 @@ def run_merge_pipeline(
     after the join at all."""
     processor = _processor(plan)
     data_columns = tuple(c.name for c in plan.target.columns)
-    page_schema = MERGE_PAGE_LAYOUT.schema(
-        pa.schema([pa.field(c.name, c.type) for c in plan.target.columns]), plan.target.row_id.type
-    )
-    layout = plan.target.insert_layout
-    for c in layout.computed_columns if layout is not None else ():
-        page_schema = page_schema.append(pa.field(c.name, c.type))  # after $row_id (MergePageLayout)
+    page_schema = merge_page_schema(plan)
     writer_schema = "fragments binary, stats binary"
     needs_shuffle = (
         (plan.duplicate_check and not colocated)
@@ -533,7 +531,22 @@ def run_merge_pipeline(
         rows = rows.drop(*[c for c in unused if c in rows.columns])
         writer = _Write(provider, session, merge_handle, data_columns, plan.duplicate_check, page_schema, processor)
         out = rows.mapInArrow(writer, writer_schema)
-    collected = _collect(spark, out, colocated)
+    return gather(_collect(spark, out, colocated))
+
+
+def merge_page_schema(plan: MergePlan) -> pa.Schema:
+    """The schema of the pages merge sinks receive (``MergePageLayout``)."""
+    page_schema = MERGE_PAGE_LAYOUT.schema(
+        pa.schema([pa.field(c.name, c.type) for c in plan.target.columns]), plan.target.row_id.type
+    )
+    layout = plan.target.insert_layout
+    for c in layout.computed_columns if layout is not None else ():
+        page_schema = page_schema.append(pa.field(c.name, c.type))  # after $row_id (MergePageLayout)
+    return page_schema
+
+
+def gather(collected: Sequence[Any]) -> tuple[list[Any], DmlStats]:
+    """Every writer's fragments and counts (one row per writer task: ``_Write``)."""
     fragments: list[Any] = []
     counts: dict[tuple[int, int], int] = {}
     pids: list[int] = []

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from mergekit.errors import ErrorCode, MergekitError
 
 from ._metadata import ConnectorMetadata
-from ._read import ConnectorPageSourceProvider, ConnectorSplitManager
+from ._read import ConnectorIndexProvider, ConnectorPageSourceProvider, ConnectorSplitManager
 from ._sink import MERGE_NOT_SUPPORTED_MESSAGE, ConnectorPageSinkProvider
 
 __all__ = ["Connector", "ConnectorFactory"]
@@ -37,6 +37,11 @@ class Connector(abc.ABC):
     @abc.abstractmethod
     def get_page_source_provider(self) -> ConnectorPageSourceProvider:
         """Must be picklable."""
+
+    def get_index_provider(self) -> ConnectorIndexProvider:
+        """Must be picklable. Called only after ``ConnectorMetadata.resolve_index`` resolved an index.
+        Default: a connector without indexes."""
+        raise MergekitError(ErrorCode.NOT_SUPPORTED, "This connector has no index")
 
     def get_page_sink_provider(self) -> ConnectorPageSinkProvider:
         """Must be picklable. Default: a connector that cannot write."""

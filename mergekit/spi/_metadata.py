@@ -24,7 +24,7 @@ from ._model import (
     TableVersion,
 )
 from ._partitioning import PartitionBounds, PartitionScheme, RowsCheck
-from ._read import ALL, Constraint, NativeScan, NativeScanUnion
+from ._read import ALL, ConnectorResolvedIndex, Constraint, NativeScan, NativeScanUnion
 
 __all__ = [
     "ConnectorMetadata",
@@ -189,6 +189,21 @@ class ConnectorMetadata:
         those keys). The engine gathers a large MERGE source's key values only for these: it costs a pass over
         the source's keys. Default: none."""
         return frozenset()
+
+    def resolve_index(
+        self,
+        *,
+        session: ConnectorSession,
+        table_handle: ConnectorTableHandle,
+        index_columns: Sequence[ColumnHandle],
+        output_columns: Sequence[ColumnHandle],
+    ) -> ConnectorResolvedIndex | None:
+        """An index that finds the table's rows by ``index_columns`` (Trino's ``resolveIndex``), or None (the
+        default). A MERGE whose ON clause is an equality on those columns may then look up the target rows of
+        each share of the source's keys in the task that joins them (``ConnectorIndex.lookup``), instead of
+        scanning the target and shuffling it to a join. Called on the driver, on the handle the statement
+        reads (for MERGE: ``begin_merge``'s)."""
+        return None
 
     # ---- MERGE, UPDATE, DELETE, INSERT ------------------------------------------------------------------
 

@@ -35,6 +35,10 @@ __all__ = [
     "NativeScan",
     "AntiJoin",
     "NativeScanUnion",
+    "ConnectorIndexHandle",
+    "ConnectorResolvedIndex",
+    "ConnectorIndex",
+    "ConnectorIndexProvider",
 ]
 
 
@@ -154,3 +158,51 @@ class NativeScanUnion:
     filtered by exactly those values, as Trino's ``ConstraintApplicationResult`` leaves no remaining filter):
     the engine then skips its own filtering by them (MERGE: the semi join of the target on the source's
     keys)."""
+
+
+# ---- index lookups (Trino's ConnectorIndex) -------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class ConnectorIndexHandle:
+    """Base of a connector's resolved index: what an executor needs to look rows up (picklable)."""
+
+
+@attrs.frozen(kw_only=True)
+class ConnectorResolvedIndex:
+    """An index the connector offers on some columns of a table (Trino's ``ConnectorResolvedIndex``).
+
+    ``partition_points``: sorted values of the first index column where the engine may cut the key space so
+    that lookups of keys in different ranges read different data (the journal: boundaries between files'
+    key ranges), each range about the same cost; the engine sends the keys of one range to one task. Empty:
+    no preference (the engine then spreads keys by hash). ``key_range``: ``(low, high)`` bounds of the first
+    index column over every row, when known: keys outside find nothing and read nothing (a MERGE's new
+    keys), so the engine spreads them over all tasks instead of loading the first or last range with them."""
+
+    index_handle: ConnectorIndexHandle
+    partition_points: tuple[Any, ...] = attrs.field(converter=_tuple, default=())
+    key_range: tuple[Any, Any] | None = None
+
+
+class ConnectorIndex(abc.ABC):
+    """Rows of a table by the values of its index columns, on an executor."""
+
+    @abc.abstractmethod
+    def lookup(self, keys: pa.Table) -> ConnectorPageSource:
+        """A page source of every live row whose index columns equal one row of ``keys`` (the index columns,
+        in order, distinct, no nulls, sorted by the first), with the output columns asked for."""
+
+
+class ConnectorIndexProvider(abc.ABC):
+    """Must be picklable: the engine ships it to executors."""
+
+    @abc.abstractmethod
+    def get_index(
+        self,
+        *,
+        session: ConnectorSession,
+        index_handle: ConnectorIndexHandle,
+        lookup_columns: Sequence[ColumnHandle],
+        output_columns: Sequence[ColumnHandle],
+    ) -> ConnectorIndex:
+        """Called on an executor, once per task."""

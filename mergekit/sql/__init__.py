@@ -4,6 +4,7 @@ DDL and STREAM) into an immutable statement model, and renders expressions as Sp
 from __future__ import annotations
 
 from ._functions import register_function
+from ._lower import Apply, Const, Lowered, Ref
 from ._mergetable import cast_query, equi_join_keys, predicate_constraints, scan_constraints
 from ._model import (
     AlterTableAddColumn,
@@ -42,6 +43,10 @@ from ._parse import parse_expression, parse_statement, split_statements
 from ._render import spark_type_sql
 
 __all__ = [
+    "Apply",
+    "Const",
+    "Lowered",
+    "Ref",
     "AlterTableAddColumn",
     "CreateFunction",
     "register_function",

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
     from sqlglot import exp
 
+    from ._lower import Lowered
+
 __all__ = [
     "QualifiedName",
     "TableRef",
@@ -136,6 +138,20 @@ class Expression(_Tree):
         from ._render import is_null_literal
 
         return is_null_literal(self.node)
+
+    def lowered(self) -> Lowered | None:
+        """The expression as a neutral tree (``Ref``/``Const``/``Call``) when it lies in the small subset
+        that evaluates the same outside Spark (see ``mergekit.sql._lower``), else None."""
+        from ._lower import lower
+
+        return lower(self.node)
+
+    @property
+    def conjunct_count(self) -> int:
+        """How many AND-ed conjuncts the expression has."""
+        from ._lower import conjunct_count
+
+        return conjunct_count(self.node)
 
 
 @attrs.frozen(eq=False, repr=False)

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from mergekit.spi import (
     Connector,
     ConnectorFactory,
+    ConnectorIndexProvider,
     ConnectorMetadata,
     ConnectorPageSinkProvider,
     ConnectorPageSourceProvider,
@@ -17,6 +18,7 @@ from mergekit.spi import (
 
 from ._catalog import open_catalog
 from ._config import JournalConfig, parse_config
+from ._index import JournalIndexProvider
 from ._metadata import JournalMetadata, JournalSplitManager
 from ._procedures import compact, vacuum
 from ._read import JournalPageSourceProvider
@@ -46,6 +48,9 @@ class JournalConnector(Connector):
 
     def get_page_source_provider(self) -> ConnectorPageSourceProvider:
         return self._page_sources
+
+    def get_index_provider(self) -> ConnectorIndexProvider:
+        return JournalIndexProvider(self.config.warehouse)
 
     def get_page_sink_provider(self) -> ConnectorPageSinkProvider:
         return self._page_sinks

@@ -34,6 +34,7 @@ from mergekit.spi import (
     ColumnMetadata,
     ConnectorMergeTableHandle,
     ConnectorMetadata,
+    ConnectorResolvedIndex,
     ConnectorSession,
     ConnectorSplit,
     ConnectorSplitManager,
@@ -74,7 +75,7 @@ from ._storage import KeyFilter, concat, filesystem, join_path, live_rows, may_h
 __all__ = ["JournalMetadata", "JournalSplitManager", "FileRow"]
 
 _FILES_PER_PLAIN_SPLIT = 4
-# A read filtered by key values (``_keyed_splits``) decodes a file fast and hands Spark few rows, so a task's
+# A read filtered by key values (``keyed_splits``) decodes a file fast and hands Spark few rows, so a task's
 # fixed cost (tens of ms for a Python task) dominates: larger splits.
 _FILES_PER_KEYED_SPLIT = 16
 _ROWS_PER_KEYED_SPLIT = 5_000_000
@@ -363,6 +364,93 @@ def _split_files(files: Sequence[FileRow]) -> tuple[list[FileRow], list[list[Fil
         merged = [f for g in groups for f in g] + unknown
         groups = [merged]
     return plain, groups
+
+
+def logical_splits(
+    files: Sequence[FileRow],
+    spec: TableSpec,
+    constraint: Constraint,
+    key_values: pa.Array | None = None,
+    **label: Any,
+) -> list[JournalSplit]:
+    """Splits that read ``files`` as the logical table. ``key_values``: only rows with these keys are
+    wanted (the splits filter by them, so a resolve group is small and needs no buckets)."""
+    plain, groups = _split_files(files)
+    keep = _Pruner(spec.key[0], constraint)
+    plain = [f for f in plain if keep(f)]
+    splits = [
+        JournalSplit(mode="plain", files=[f.ref() for f in group], key_values=key_values, **label)
+        for group in _pack_plain(plain)
+    ]
+    for group in groups:
+        # Pruning by the key is safe here too: every version of a key shares that key.
+        kept = [f for f in group if keep(f)]
+        if not kept:
+            continue
+        refs = [f.ref() for f in kept]
+        rows = sum(f.row_count for f in kept)
+        buckets = min(_MAX_BUCKETS, -(-rows // _ROWS_PER_BUCKET)) if _bucketable(spec) else 1
+        if buckets <= 1 or key_values is not None:
+            splits.append(JournalSplit(mode="resolve", files=refs, key_values=key_values, **label))
+        else:
+            splits.extend(
+                JournalSplit(mode="resolve", files=refs, bucket=(i, buckets), **label) for i in range(buckets)
+            )
+    return splits
+
+
+def keyed_splits(warehouse: str, spec: TableSpec, files: Sequence[FileRow], values: pa.Array) -> list[JournalSplit]:
+    """Splits reading only the rows whose (single) key is one of ``values``: the keys of a MERGE source
+    the engine collected, or a ``WHERE key IN (...)``. Base files are read plainly (no resolution), each
+    split filtered by the wanted keys its files' ranges can hold, minus the keys that have newer
+    versions in the deltas; those resolve in the deltas alone. Which wanted keys the deltas hold is read
+    on the driver from the deltas' key columns (only files whose key range can hold a wanted key). Cost:
+    the wanted rows' row groups, not the table."""
+    first = spec.key[0]
+    keys = KeyFilter(first, values)
+    ordered = sorted(files, key=lambda f: (f.added_seq, f.file_id))
+    cut = _base_prefix(ordered)
+    base = [f for f in ordered[:cut] if keys.may_hold(f.key_min, f.key_max)]
+    deltas = [f for f in ordered[cut:] if keys.may_hold(f.key_min, f.key_max)]
+    hits, touched = _delta_hits(warehouse, spec, deltas, keys)
+    splits: list[JournalSplit] = []
+    if hits:
+        in_deltas = pc.unique(pa.chunked_array(hits).combine_chunks()).sort()
+        values = values.filter(pc.invert(pc.is_in(values, value_set=in_deltas)))
+        splits.extend(logical_splits(touched, spec, ALL, key_values=in_deltas))
+    for group in _pack_plain(base, _FILES_PER_KEYED_SPLIT, _ROWS_PER_KEYED_SPLIT):
+        wanted = _values_in_range(values, group)
+        if len(wanted):
+            splits.append(JournalSplit(mode="plain", files=[f.ref() for f in group], key_values=wanted))
+    return splits
+
+
+def _delta_hits(
+    warehouse: str, spec: TableSpec, deltas: Sequence[FileRow], keys: KeyFilter
+) -> tuple[list[pa.ChunkedArray], list[FileRow]]:
+    """The wanted keys each delta holds, and the deltas that hold any, read on the driver. A few wanted
+    keys: each file's row groups that can hold one, filtered. Many (a MERGE source's value set): every
+    delta's key column, probed at once, as a hash table of a million keys costs more to build (~50 ms)
+    than a delta's key column to read, and a table after 100 MERGEs has 100 deltas."""
+    first = spec.key[0]
+    if len(keys.values) < _PROBE_DELTAS_AT_ONCE:
+        found = [read_versioned(warehouse, spec, f.ref(), [first], keys=keys).column(first) for f in deltas]
+        pairs = [(column, f) for column, f in zip(found, deltas, strict=True) if len(column)]
+    else:
+        read = [(read_versioned(warehouse, spec, f.ref(), [first]).column(first), f) for f in deltas]
+        read = [(column, f) for column, f in read if len(column)]
+        if not read:
+            return [], []
+        everything = pa.chunked_array([chunk for column, _ in read for chunk in column.chunks], read[0][0].type)
+        mask = keys.mask(everything)
+        pairs = []
+        start = 0
+        for column, f in read:
+            found = column.filter(mask.slice(start, len(column)))
+            start += len(column)
+            if len(found):
+                pairs.append((found, f))
+    return [column for column, _ in pairs], [f for _, f in pairs]
 
 
 class JournalMetadata(ConnectorMetadata):
@@ -709,92 +797,6 @@ class JournalMetadata(ConnectorMetadata):
         )
         return [_file_row(r) for r in rows]
 
-    def _logical_splits(
-        self,
-        files: Sequence[FileRow],
-        spec: TableSpec,
-        constraint: Constraint,
-        key_values: pa.Array | None = None,
-        **label: Any,
-    ) -> list[JournalSplit]:
-        """Splits that read ``files`` as the logical table. ``key_values``: only rows with these keys are
-        wanted (the splits filter by them, so a resolve group is small and needs no buckets)."""
-        plain, groups = _split_files(files)
-        keep = _Pruner(spec.key[0], constraint)
-        plain = [f for f in plain if keep(f)]
-        splits = [
-            JournalSplit(mode="plain", files=[f.ref() for f in group], key_values=key_values, **label)
-            for group in _pack_plain(plain)
-        ]
-        for group in groups:
-            # Pruning by the key is safe here too: every version of a key shares that key.
-            kept = [f for f in group if keep(f)]
-            if not kept:
-                continue
-            refs = [f.ref() for f in kept]
-            rows = sum(f.row_count for f in kept)
-            buckets = min(_MAX_BUCKETS, -(-rows // _ROWS_PER_BUCKET)) if _bucketable(spec) else 1
-            if buckets <= 1 or key_values is not None:
-                splits.append(JournalSplit(mode="resolve", files=refs, key_values=key_values, **label))
-            else:
-                splits.extend(
-                    JournalSplit(mode="resolve", files=refs, bucket=(i, buckets), **label) for i in range(buckets)
-                )
-        return splits
-
-    def _keyed_splits(self, spec: TableSpec, files: Sequence[FileRow], values: pa.Array) -> list[JournalSplit]:
-        """Splits reading only the rows whose (single) key is one of ``values``: the keys of a MERGE source
-        the engine collected, or a ``WHERE key IN (...)``. Base files are read plainly (no resolution), each
-        split filtered by the wanted keys its files' ranges can hold, minus the keys that have newer
-        versions in the deltas; those resolve in the deltas alone. Which wanted keys the deltas hold is read
-        on the driver from the deltas' key columns (only files whose key range can hold a wanted key). Cost:
-        the wanted rows' row groups, not the table."""
-        first = spec.key[0]
-        keys = KeyFilter(first, values)
-        ordered = sorted(files, key=lambda f: (f.added_seq, f.file_id))
-        cut = _base_prefix(ordered)
-        base = [f for f in ordered[:cut] if keys.may_hold(f.key_min, f.key_max)]
-        deltas = [f for f in ordered[cut:] if keys.may_hold(f.key_min, f.key_max)]
-        hits, touched = self._delta_hits(spec, deltas, keys)
-        splits: list[JournalSplit] = []
-        if hits:
-            in_deltas = pc.unique(pa.chunked_array(hits).combine_chunks()).sort()
-            values = values.filter(pc.invert(pc.is_in(values, value_set=in_deltas)))
-            splits.extend(self._logical_splits(touched, spec, ALL, key_values=in_deltas))
-        for group in _pack_plain(base, _FILES_PER_KEYED_SPLIT, _ROWS_PER_KEYED_SPLIT):
-            wanted = _values_in_range(values, group)
-            if len(wanted):
-                splits.append(JournalSplit(mode="plain", files=[f.ref() for f in group], key_values=wanted))
-        return splits
-
-    def _delta_hits(
-        self, spec: TableSpec, deltas: Sequence[FileRow], keys: KeyFilter
-    ) -> tuple[list[pa.ChunkedArray], list[FileRow]]:
-        """The wanted keys each delta holds, and the deltas that hold any, read on the driver. A few wanted
-        keys: each file's row groups that can hold one, filtered. Many (a MERGE source's value set): every
-        delta's key column, probed at once, as a hash table of a million keys costs more to build (~50 ms)
-        than a delta's key column to read, and a table after 100 MERGEs has 100 deltas."""
-        first = spec.key[0]
-        warehouse = self.config.warehouse
-        if len(keys.values) < _PROBE_DELTAS_AT_ONCE:
-            found = [read_versioned(warehouse, spec, f.ref(), [first], keys=keys).column(first) for f in deltas]
-            pairs = [(column, f) for column, f in zip(found, deltas, strict=True) if len(column)]
-        else:
-            read = [(read_versioned(warehouse, spec, f.ref(), [first]).column(first), f) for f in deltas]
-            read = [(column, f) for column, f in read if len(column)]
-            if not read:
-                return [], []
-            everything = pa.chunked_array([chunk for column, _ in read for chunk in column.chunks], read[0][0].type)
-            mask = keys.mask(everything)
-            pairs = []
-            start = 0
-            for column, f in read:
-                found = column.filter(mask.slice(start, len(column)))
-                start += len(column)
-                if len(found):
-                    pairs.append((found, f))
-        return [column for column, _ in pairs], [f for _, f in pairs]
-
     def get_native_scan(
         self,
         *,
@@ -813,7 +815,7 @@ class JournalMetadata(ConnectorMetadata):
         then a cheap anti join, not a window over the table's history; ``compact`` folds deltas into a base.
 
         When the constraint names the values of a single-column key (a MERGE source's keys, ``key IN``),
-        page sources read only those keys' rows instead (``_keyed_splits``): Spark's reader has no late
+        page sources read only those keys' rows instead (``keyed_splits``): Spark's reader has no late
         materialisation, so it would decode every column of every row to keep a few.
         """
         h = self._handle(table_handle)
@@ -825,7 +827,9 @@ class JournalMetadata(ConnectorMetadata):
             with self.catalog.read() as cur:
                 files = self.files_at(cur, h.table_id, h.snapshot_seq)
             # exactly the rows with those keys: the engine need not filter by them again
-            return NativeScanUnion(scans=(), splits=self._keyed_splits(spec, files, values), enforced=spec.key)
+            return NativeScanUnion(
+                scans=(), splits=keyed_splits(self.config.warehouse, spec, files, values), enforced=spec.key
+            )
         if "://" in self.config.warehouse:
             return None
         stored = {c.name: c.type for c in spec.columns}
@@ -895,13 +899,39 @@ class JournalMetadata(ConnectorMetadata):
             )
             broadcast = delta_rows <= _BROADCAST_DELTA_ROWS
             scans.append(native(touched, AntiJoin(keys=spec.key, scan=delta_keys, broadcast=broadcast)))
-        return NativeScanUnion(scans=scans, splits=[*splits, *self._logical_splits(deltas, spec, constraint)])
+        return NativeScanUnion(scans=scans, splits=[*splits, *logical_splits(deltas, spec, constraint)])
 
     def get_value_set_columns(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle) -> frozenset[str]:
         """A single-column key: a value set of it sends the read to page sources that read only those keys'
-        rows (``_keyed_splits``)."""
+        rows (``keyed_splits``)."""
         h = self._handle(table_handle)
         return frozenset(h.spec.key) if h.kind == "logical" and len(h.spec.key) == 1 else frozenset()
+
+    def resolve_index(
+        self,
+        *,
+        session: ConnectorSession,
+        table_handle: ConnectorTableHandle,
+        index_columns: Sequence[ColumnHandle],
+        output_columns: Sequence[ColumnHandle],
+    ) -> ConnectorResolvedIndex | None:
+        """An index on a single-column key of the logical table: its lookups read what a keyed scan reads
+        (``keyed_splits``), planned in the task. Cut points between the base files' key ranges (see
+        ``partition_points``) send each file's keys to one task."""
+        from ._index import JournalIndexHandle, key_range, partition_points
+
+        h = self._handle(table_handle)
+        if h.kind != "logical" or len(h.spec.key) != 1 or [c.name for c in index_columns] != list(h.spec.key):
+            return None
+        with self.catalog.read() as cur:
+            files = self.files_at(cur, h.table_id, h.snapshot_seq)
+        files.sort(key=lambda f: (f.added_seq, f.file_id))
+        points = partition_points(files[: _base_prefix(files)])
+        return ConnectorResolvedIndex(
+            index_handle=JournalIndexHandle(table_handle=h, files=files),
+            partition_points=points,
+            key_range=key_range(files),
+        )
 
     def _superseding_keys(self, spec: TableSpec, deltas: Sequence[FileRow], *, raw: bool) -> pa.Array:
         """The distinct values (sorted) of the single key column over the deltas' rows that can supersede a
@@ -929,7 +959,7 @@ class JournalMetadata(ConnectorMetadata):
         spec = h.spec
         with self.catalog.read() as cur:
             if h.kind == "logical":
-                return list(self._logical_splits(self.files_at(cur, h.table_id, h.snapshot_seq), spec, constraint))
+                return list(logical_splits(self.files_at(cur, h.table_id, h.snapshot_seq), spec, constraint))
             if h.kind == "journal":
                 keep = _Pruner(spec.key[0], constraint)
                 files = [f for f in self.files_at(cur, h.table_id, h.snapshot_seq) if keep(f)]
@@ -970,7 +1000,7 @@ class JournalMetadata(ConnectorMetadata):
                         f"The changes of version {seq} of table {h.logical} are no longer available (vacuumed)",
                     )
                 splits.extend(
-                    self._logical_splits(
+                    logical_splits(
                         before,
                         h.spec,
                         constraint,
