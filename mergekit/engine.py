@@ -21,7 +21,7 @@ from mergekit import sql as msql
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.dml import DmlStats, MergeQueryBuilder, check_types, q, run_merge_pipeline
 from mergekit.execution.errors import translate_error
-from mergekit.execution.lookup import KEY, arrow_join_type, compile_lookup, run_lookup_merge
+from mergekit.execution.lookup import KEY, arrow_join_type, binary_collation, compile_lookup, run_lookup_merge
 from mergekit.execution.scan import scan_table
 from mergekit.execution.session import configure_session, local_session
 from mergekit.execution.types import arrow_type, spark_sql_type, spark_type, trino_name
@@ -861,6 +861,8 @@ class Engine:
             return None
         source_types: dict[str, pa.DataType] = {}
         for f in fields[:-1]:
+            if not binary_collation(f.dataType):
+                continue  # compares by its collation in Spark: a case reading it runs the Spark plan
             try:
                 source_types[f.name] = to_arrow_type(f.dataType)
             except Exception:  # noqa: BLE001 - a type Arrow lacks: such a column cannot be read by the cases

@@ -45,7 +45,7 @@ from mergekit.sql import Apply, Const, Lowered, MergeCaseKind, Ref
 
 from .dml import CASE, OP, ROW_ID, UID, DmlStats, _processor, _Write, gather, merge_page_schema, q
 
-__all__ = ["LookupProgram", "compile_lookup", "run_lookup_merge", "KEY"]
+__all__ = ["LookupProgram", "compile_lookup", "run_lookup_merge", "KEY", "arrow_join_type", "binary_collation"]
 
 KEY = "$key"
 _SOURCE = "s:"  # prefixes of the joined table's columns
@@ -202,9 +202,8 @@ class _Case:
     kind: MergeCaseKind
     operation: MergeOperation
     condition: Evaluator | None
-    values: tuple[
-        tuple[str, Evaluator | None], ...
-    ]  # per data column: ("expr", fn) / ("target", None) / ("null", None)
+    # per data column: ("expr", fn), ("target", None) (the target's current value) or ("null", None)
+    values: tuple[tuple[str, Evaluator | None], ...]
 
 
 @attrs.frozen
@@ -529,9 +528,13 @@ def arrow_join_type(source: T.DataType, target: pa.DataType) -> pa.DataType | No
     if isinstance(source, T.IntegralType) and pa.types.is_integer(target):
         return pa.int64()
     if isinstance(source, T.StringType) and _family(target) == "string":
-        if getattr(source, "collation", "UTF8_BINARY") not in ("UTF8_BINARY", None):
-            return None
-        return pa.string()
+        return pa.string() if binary_collation(source) else None
     if isinstance(source, T.DateType) and pa.types.is_date32(target):
         return pa.date32()
     return None
+
+
+def binary_collation(t: T.DataType) -> bool:
+    """Whether a Spark type compares as Arrow does: anything but a string with a collation other than the default
+    (byte-wise) one."""
+    return not isinstance(t, T.StringType) or getattr(t, "collation", "UTF8_BINARY") in ("UTF8_BINARY", None)

@@ -183,3 +183,19 @@ def test_journal_cut_points_and_key_range() -> None:
     assert partition_points([file(0, 15), file(10, 19)]) == ()  # overlapping ranges: no cut is clean
     assert key_range([file(20, 29), file(0, 9), file(None, None, rows=0)]) == (0, 29)
     assert key_range([file(0, 9), file(None, None)]) is None
+
+
+def test_key_types_that_join_in_arrow() -> None:
+    from pyspark.sql import types as T
+
+    from mergekit.execution.lookup import arrow_join_type, binary_collation
+
+    assert arrow_join_type(T.IntegerType(), pa.int64()) == pa.int64()  # compared as BIGINT, as Spark widens
+    assert arrow_join_type(T.LongType(), pa.int16()) == pa.int64()
+    assert arrow_join_type(T.StringType(), pa.large_string()) == pa.string()
+    assert arrow_join_type(T.DateType(), pa.date32()) == pa.date32()
+    assert arrow_join_type(T.DoubleType(), pa.float64()) is None  # NaN, -0.0
+    assert arrow_join_type(T.DecimalType(10, 0), pa.int64()) is None
+    assert arrow_join_type(T.StringType("UNICODE_CI"), pa.string()) is None  # compares by its collation in Spark
+    assert binary_collation(T.StringType()) and binary_collation(T.LongType())
+    assert not binary_collation(T.StringType("UTF8_LCASE"))
