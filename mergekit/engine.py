@@ -822,7 +822,8 @@ class Engine:
         repeats a key, and a shuffle costs more than deduplicating on the driver), sorted and distinct; None
         when its type does not compare in Arrow as in Spark or there are more than ``_KEY_ARRAY_MAX``."""
         df = self.spark.sql(builder.key_values_sql(index))
-        if not _arrow_comparable(df.schema.fields[0].dataType, builder.column_types.get(column)):
+        target = builder.plan.target.column(column)
+        if target is None or arrow_join_type(df.schema.fields[0].dataType, target.type) is None:
             return None
         try:
             values = df.toArrow().column(0)
@@ -1094,17 +1095,6 @@ def _sorted_distinct(values: pa.ChunkedArray) -> pa.Array:
             ordered = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
         return pa.array(ordered, type=values.type)
     return pa.compute.unique(values).sort()
-
-
-def _arrow_comparable(source: T.DataType, target: T.DataType | None) -> bool:
-    """Whether source key values of Spark type ``source``, converted by Arrow to the target column's type,
-    equal a target value exactly when Spark's ``=`` would: integers with integers, strings with strings
-    (byte-wise, no collation), dates with dates. Not fractions, decimals or timestamps (rounding, zones)."""
-    if isinstance(source, T.IntegralType) and isinstance(target, T.IntegralType):
-        return True
-    if type(source) is T.StringType and type(target) is T.StringType:
-        return source == target  # the default (binary) collation on both sides
-    return isinstance(source, T.DateType) and isinstance(target, T.DateType)
 
 
 def _scan_columns(target: TargetTable, handles: Mapping[str, ColumnHandle]) -> list[ColumnHandle]:

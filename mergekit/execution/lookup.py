@@ -524,7 +524,10 @@ def run_lookup_merge(
 
 
 def arrow_join_type(source: T.DataType, target: pa.DataType) -> pa.DataType | None:
-    """The type both sides of the ON equality are compared in (Spark's), when Arrow compares it alike."""
+    """The type a source key (Spark type) and a target key column (Arrow type) are compared in, when Arrow
+    compares them exactly as Spark's ``=`` does: integers (as BIGINT), byte-wise strings, dates; None for
+    fractions, decimals, timestamps (rounding, zones) and collated strings. Used by the lookup join and by the
+    value sets of the Spark plan."""
     if isinstance(source, T.IntegralType) and pa.types.is_integer(target):
         return pa.int64()
     if isinstance(source, T.StringType) and _family(target) == "string":
