@@ -51,7 +51,7 @@ KEY = "$key"
 _SOURCE = "s:"  # prefixes of the joined table's columns
 _TARGET = "t:"
 
-Evaluator = Callable[[pa.Table], Any]  # an Arrow array, chunked array or scalar over the joined table's rows
+Evaluator = Callable[["JoinedRows"], Any]  # an Arrow array, chunked array or scalar over the joined rows
 
 
 # ---- types -----------------------------------------------------------------------------------------------
@@ -343,7 +343,7 @@ def merge_rows(program: LookupProgram, rows: JoinedRows, page_rows: int = 65536)
             yield page.slice(start, page_rows)
 
 
-def _case_page(program: LookupProgram, case: _Case, rows: pa.Table) -> pa.RecordBatch:
+def _case_page(program: LookupProgram, case: _Case, rows: JoinedRows) -> pa.RecordBatch:
     n = rows.num_rows
     arrays: list[pa.Array] = []
     for name, arrow_type, (how, fn) in zip(program.data_columns, program.data_types, case.values, strict=True):
@@ -412,6 +412,7 @@ class _LookupMerge:
             lookup_columns=(self.key_column,),
             output_columns=self.output_columns,
         )
+        wanted = _representable(wanted, self.key_column.type)  # a larger key matches no narrower one
         source = index.lookup(pa.table({self.key_column.name: wanted.cast(self.key_column.type)}))
         try:
             pages = [p for p in source if p.num_rows]
@@ -420,6 +421,15 @@ class _LookupMerge:
         if not pages:
             return schema.empty_table()
         return pa.Table.from_batches([_conform(p, schema) for p in pages], schema=schema)
+
+
+def _representable(values: pa.Array, arrow_type: pa.DataType) -> pa.Array:
+    """The integer ``values`` that ``arrow_type`` (a narrower integer) can hold; other values as they are."""
+    if not pa.types.is_integer(arrow_type) or values.type == arrow_type:
+        return values
+    bounds = np.iinfo(arrow_type.to_pandas_dtype())
+    low, high = pa.scalar(int(bounds.min), values.type), pa.scalar(int(bounds.max), values.type)
+    return values.filter(pc.and_(pc.greater_equal(values, low), pc.less_equal(values, high)))
 
 
 def _conform(page: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:

@@ -208,6 +208,17 @@ def test_lookup_merge_key_types_and_what_falls_back_to_spark(spark, tmp_path, mo
     ):
         pair.merge(fallback, looked_up=False)
 
+    narrow = _Pair(spark, tmp_path / "narrow", monkeypatch)
+    narrow.setup(
+        "CREATE TABLE t (id INTEGER NOT NULL, v VARCHAR, PRIMARY KEY (id))",
+        "INSERT INTO t SELECT id, 'base' FROM UNNEST(sequence(0, 99)) AS x(id)",
+    )
+    # BIGINT source keys beyond INTEGER's range match nothing (Spark widens the target's key to compare)
+    huge = [(i, "hit") for i in range(0, 100, 9)] + [(5_000_000_000, "miss"), (-(2**40), "miss")]
+    narrow.source("huge", huge, "id BIGINT, v STRING")
+    result, rows = narrow.merge("MERGE INTO t USING huge s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v")
+    assert result.row_count == 12 and len(rows) == 100 and sum(v == "hit" for _, v in rows) == 12
+
     strings = _Pair(spark, tmp_path / "strings", monkeypatch, rows_per_file=30)
     strings.setup(
         "CREATE TABLE t (code VARCHAR NOT NULL, n INTEGER, PRIMARY KEY (code))",
