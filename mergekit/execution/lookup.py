@@ -457,8 +457,8 @@ def spark_literal(value: Any) -> str | None:
 
 def bucket_expr(points: Sequence[Any], key_range: tuple[Any, Any] | None, partitions: int) -> tuple[str, int] | None:
     """Spark SQL giving each row the task of its key: ranges cut at up to ``partitions - 1`` of ``points``
-    (evenly spaced among them), keys outside ``key_range`` (they find nothing) and NULL keys spread over all
-    ranges by hash; and the number of ranges. None without usable points."""
+    (evenly spaced among them), keys outside ``key_range`` (they find nothing) spread over all ranges by hash,
+    NULL keys to the first; and the number of ranges. None without usable points."""
     n = len(points)
     if not n or partitions < 2:
         return None
@@ -468,7 +468,7 @@ def bucket_expr(points: Sequence[Any], key_range: tuple[Any, Any] | None, partit
         return None
     ranges = len(literals) + 1
     key = q(KEY)
-    spread = f"WHEN {key} IS NULL THEN pmod(hash(rand()), {ranges})"
+    spread = f"WHEN {key} IS NULL THEN 0"  # matches nothing; routed deterministically, as a retried task must
     bounds = [spark_literal(b) for b in key_range] if key_range is not None else [None, None]
     if bounds[0] is not None and bounds[1] is not None:
         spread += f" WHEN {key} < {bounds[0]} OR {key} > {bounds[1]} THEN pmod(hash({key}), {ranges})"
