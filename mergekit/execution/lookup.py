@@ -44,6 +44,7 @@ from mergekit.spi import (
 from mergekit.sql import Apply, Const, Lowered, MergeCaseKind, Ref
 
 from .dml import CASE, OP, ROW_ID, UID, DmlStats, _processor, _Write, gather, merge_page_schema, q
+from .scan import conform_page
 
 __all__ = ["LookupProgram", "compile_lookup", "run_lookup_merge", "KEY", "arrow_join_type", "binary_collation"]
 
@@ -420,7 +421,7 @@ class _LookupMerge:
             source.close()
         if not pages:
             return schema.empty_table()
-        return pa.Table.from_batches([_conform(p, schema) for p in pages], schema=schema)
+        return pa.Table.from_batches([conform_page(p, schema) for p in pages], schema=schema)
 
 
 def _representable(values: pa.Array, arrow_type: pa.DataType) -> pa.Array:
@@ -430,13 +431,6 @@ def _representable(values: pa.Array, arrow_type: pa.DataType) -> pa.Array:
     bounds = np.iinfo(arrow_type.to_pandas_dtype())
     low, high = pa.scalar(int(bounds.min), values.type), pa.scalar(int(bounds.max), values.type)
     return values.filter(pc.and_(pc.greater_equal(values, low), pc.less_equal(values, high)))
-
-
-def _conform(page: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
-    if page.schema.equals(schema):
-        return page
-    page = page.select(schema.names)
-    return pa.RecordBatch.from_arrays([page.column(i).cast(f.type) for i, f in enumerate(schema)], schema=schema)
 
 
 # ---- the driver ------------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from mergekit.spi import (
 
 from .types import spark_schema, spark_type
 
-__all__ = ["scan_table"]
+__all__ = ["scan_table", "conform_page"]
 
 
 @attrs.frozen
@@ -52,12 +52,13 @@ class _SplitReader:
                 try:
                     for page in source:
                         if page.num_rows:
-                            yield _conform(page, self.schema)
+                            yield conform_page(page, self.schema)
                 finally:
                     source.close()
 
 
-def _conform(page: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+def conform_page(page: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """A page source's page with exactly ``schema``'s columns, in order and of its types."""
     if page.schema.names != schema.names:
         page = page.select(schema.names)
     if not page.schema.equals(schema):

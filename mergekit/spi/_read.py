@@ -190,7 +190,7 @@ class ConnectorIndex(abc.ABC):
     @abc.abstractmethod
     def lookup(self, keys: pa.Table) -> ConnectorPageSource:
         """A page source of every live row whose index columns equal one row of ``keys`` (the index columns,
-        in order, distinct, no nulls, sorted by the first), with the output columns asked for."""
+        in order and of their types, distinct, no nulls, sorted by the first), with the output columns asked for."""
 
 
 class ConnectorIndexProvider(abc.ABC):

@@ -68,9 +68,6 @@ class JournalIndex(ConnectorIndex):
     def lookup(self, keys: pa.Table) -> ConnectorPageSource:
         spec = self._handle.table_handle.spec
         values = keys.column(0).combine_chunks()
-        key_type = spec.column(spec.key[0]).type
-        if values.type != key_type:
-            values = values.cast(key_type)
         splits = keyed_splits(self._warehouse, spec, self._handle.files, values) if len(values) else []
         return _Lookup(
             [JournalPageSource(self._warehouse, s, self._handle.table_handle, self._columns) for s in splits]
