@@ -45,7 +45,7 @@ class _Group(click.Group):
             _print_error(err)
             sys.exit(1)
         except KeyboardInterrupt:
-            _print_error(MergekitError(ErrorCode.GENERIC_USER_ERROR, "Interrupted"))
+            _print_cancelled()
             sys.exit(130)
         except click.UsageError as err:
             if err.ctx is not None:
@@ -55,18 +55,32 @@ class _Group(click.Group):
         except click.ClickException as err:
             _print_error(_fail(err.format_message()))
             sys.exit(1)
-        except click.exceptions.Abort:
+        except click.exceptions.Abort as abort:
+            if isinstance(abort.__cause__, KeyboardInterrupt):  # click's wrapping of Ctrl-C
+                _print_cancelled()
+                sys.exit(130)
             _print_error(MergekitError(ErrorCode.GENERIC_USER_ERROR, "Aborted"))
             sys.exit(1)
         except click.exceptions.Exit as exit_:
             sys.exit(exit_.exit_code)
         except Exception as exc:  # noqa: BLE001 - Spark/py4j or a bug: [CODE] message, the stack only with --debug
+            from mergekit.cli_commands import Cancelled
             from mergekit.terminal import as_mergekit_error
+
+            if isinstance(exc, Cancelled):
+                _print_cancelled(str(exc))
+                sys.exit(130)
 
             _print_traceback_if_debug(exc)
             _print_error(as_mergekit_error(exc))
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _print_cancelled(message: str = "Cancelled (Ctrl-C)") -> None:
+    from rich.console import Console
+
+    Console(stderr=True, highlight=False, soft_wrap=True).print(message, markup=False, style="bold yellow")
 
 
 _DEBUG = False

@@ -18,14 +18,17 @@ from pyspark.sql import types as T
 
 from mergekit import plugins
 from mergekit import sql as msql
+from mergekit.describe import history_table
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.dml import DmlStats, MergeQueryBuilder, check_types, q, run_merge_pipeline
 from mergekit.execution.errors import translate_error
 from mergekit.execution.lookup import KEY, arrow_join_type, binary_collation, compile_lookup, run_lookup_merge
 from mergekit.execution.scan import scan_table
-from mergekit.execution.session import configure_session, local_session
+from mergekit.execution.session import applied_conf, local_session, python_for_workers
+from mergekit.execution.stream import SparkArrowSource
 from mergekit.execution.types import arrow_type, spark_sql_type, spark_type, trino_name
 from mergekit.planner import JoinKind, MergePlan, TargetTable, plan_delete, plan_insert, plan_merge, plan_update
+from mergekit.planner.properties import validate_table_properties
 from mergekit.result import Result
 from mergekit.spi import (
     ColumnHandle,
@@ -76,6 +79,7 @@ class _Binding:
         self.resolved: dict[msql.TableRef, ResolvedTable] = {}
         self.constraints: dict[msql.TableRef, Constraint] = {}  # partition pruning hints per table read
         self.scans: list[dict[str, Any]] = []  # what each connector scan read (splits), for Result.metrics
+        self.stream = False  # a query's Result reads its rows lazily (Engine.execute(stream=True))
 
     def session(self, catalog: str) -> ConnectorSession:
         if catalog not in self.sessions:
@@ -167,7 +171,8 @@ class Engine:
         default_schema: str = "default",
     ) -> None:
         self.spark = spark if spark is not None else local_session()
-        configure_session(self.spark)
+        # the session's configuration stays the caller's: mergekit's settings apply per statement (applied_conf)
+        self._python_exec = python_for_workers(self.spark)
         self.default_catalog = default_catalog
         self.default_schema = default_schema
         self._catalogs: dict[str, Connector] = {}
@@ -259,22 +264,29 @@ class Engine:
 
     # ---- statements --------------------------------------------------------------------------------
 
-    def execute(self, sql: str) -> Result:
-        """Run one statement. Raises :class:`~mergekit.errors.MergekitError`; a failed statement changes nothing."""
+    def execute(self, sql: str, *, stream: bool = False) -> Result:
+        """Run one statement. Raises :class:`~mergekit.errors.MergekitError`; a failed statement changes nothing.
+
+        ``stream=True``: a query's rows are not collected; the result reads them from Spark when they are
+        iterated (``Result.batches()``, iteration), one partition at a time, so any size fits in memory."""
         statement = msql.parse_statement(sql)
-        return self._run(statement)
+        return self._run(statement, stream=stream)
 
     def execute_script(self, text: str) -> list[Result]:
         """Run statements separated by ';' in order; stops at the first failure (which raises)."""
         return [self.execute(piece) for piece in msql.split_statements(text)]
 
     def table(self, name: str, *, version: int | None = None) -> DataFrame:
-        """The table's current state (or a version of it) as a Spark DataFrame."""
+        """The table's current state (or a version of it) as a Spark DataFrame.
+
+        It is analysed with mergekit's settings (UTC, ANSI arithmetic) and keeps them when evaluated later; what the
+        caller adds to it is analysed with the caller's session settings (docs/quickstart.md, "Embedding")."""
         qname = msql.QualifiedName(tuple(p.strip('"').lower() for p in name.split(".")))
         ref = msql.TableRef(name=qname, version=version)
         binding = self._binding()
-        binding.bind([ref])
-        return self.spark.table(binding.views[ref])
+        with self._lock, applied_conf(self.spark, self._python_exec):
+            binding.bind([ref])
+            return self.spark.table(binding.views[ref])
 
     def merge_into(
         self, target: str, *, source: DataFrame | str, on: str, source_alias: str = "s", target_alias: str | None = None
@@ -310,8 +322,9 @@ class Engine:
         finally:
             self._drop_views(binding._created)
 
-    def _run(self, statement: msql.Statement) -> Result:
-        with self._lock, self._statement() as binding:
+    def _run(self, statement: msql.Statement, *, stream: bool = False) -> Result:
+        with self._lock, applied_conf(self.spark, self._python_exec), self._statement() as binding:
+            binding.stream = stream
             try:
                 return self._dispatch(statement, binding)
             except MergekitError:
@@ -342,9 +355,14 @@ class Engine:
             catalog = st.schema.parts[0] if st.schema and len(st.schema.parts) == 2 else self.default_catalog
             schema = st.schema.parts[-1] if st.schema else self.default_schema
             names = self.catalog(catalog).get_metadata().list_tables(session=binding.session(catalog), schema=schema)
-            return Result(
-                statement="SHOW TABLES", table=pa.table({"Table": pa.array([n.table for n in names], pa.string())})
+            tables = [n.table for n in names if st.like is None or msql.like_matches(n.table, st.like, st.escape)]
+            return Result(statement="SHOW TABLES", table=pa.table({"Table": pa.array(tables, pa.string())}))
+        if isinstance(st, msql.DescribeHistory):
+            table = self._resolve(st.name, binding)
+            commits = table.connector.get_metadata().get_table_history(
+                session=binding.session(table.catalog), table_handle=table.handle
             )
+            return Result(statement="DESCRIBE HISTORY", table=history_table(commits))
         if isinstance(st, msql.ShowSchemas):
             catalog = st.catalog or self.default_catalog
             names = self.catalog(catalog).get_metadata().list_schemas(session=binding.session(catalog))
@@ -376,6 +394,8 @@ class Engine:
         if isinstance(st, msql.AlterTableAddColumn):
             table = self._resolve(st.name, binding)
             if any(c.name == st.column.name for c in table.metadata.columns):
+                if st.if_not_exists:
+                    return Result(statement="ALTER TABLE")
                 raise MergekitError(ErrorCode.DUPLICATE_COLUMN_NAME, f"Column '{st.column.name}' already exists")
             table.connector.get_metadata().add_column(
                 session=binding.session(table.catalog), table_handle=table.handle, column=_column_metadata(st.column)
@@ -403,7 +423,9 @@ class Engine:
     def _query(self, st: msql.Query, binding: _Binding) -> Result:
         binding.constraints.update({ref: _spi_constraint(found) for ref, found in msql.scan_constraints(st).items()})
         text = binding.render(st)
-        df = self.spark.sql(text)
+        df = self.spark.sql(text)  # analysed now: it still reads the statement's views once they are dropped
+        if binding.stream:
+            return Result(statement="SELECT", source=SparkArrowSource(df), metrics={"scans": binding.scans})
         table = df.toArrow()
         return Result(statement="SELECT", table=_normalize_arrow(table), metrics={"scans": list(binding.scans)})
 
@@ -426,6 +448,7 @@ class Engine:
         connector = self.catalog(catalog)
         session = binding.session(catalog)
         meta = connector.get_metadata()
+        properties = validate_table_properties(catalog, connector.get_table_properties(), st.properties)
         exists = meta.get_table_handle(session=session, table=name) is not None
         if exists:
             if st.if_not_exists:
@@ -457,11 +480,13 @@ class Engine:
                     ErrorCode.COLUMN_NOT_FOUND, f"Primary key column '{key}' is not a column of the table"
                 )
         table_metadata = ConnectorTableMetadata(
-            table=name, columns=columns, primary_key=st.primary_key, properties=dict(st.properties)
+            table=name, columns=columns, primary_key=st.primary_key, properties=properties
         )
         meta.create_table(session=session, table_metadata=table_metadata, ignore_existing=st.if_not_exists)
         if st.as_query is None:
             return Result(statement="CREATE TABLE")
+        if not st.with_data:  # CREATE TABLE ... AS query WITH NO DATA: the query's columns, no rows
+            return Result(statement="CREATE TABLE AS", row_count=0)
         try:
             result = self._dml(msql.Insert(target=st.name, columns=None, source=st.as_query), binding)
         except BaseException:

@@ -72,10 +72,13 @@ class ErrorCode(enum.Enum):
     FUNCTION_NOT_FOUND = (206, ErrorType.USER_ERROR)
     INVALID_FUNCTION_ARGUMENT = (207, ErrorType.USER_ERROR)
     SUBQUERY_MULTIPLE_ROWS = (208, ErrorType.USER_ERROR)
+    QUERY_TEXT_TOO_LARGE = (209, ErrorType.USER_ERROR)
+    STATEMENT_TOO_DEEP = (210, ErrorType.USER_ERROR)
     GENERIC_INTERNAL_ERROR = (65536, ErrorType.INTERNAL_ERROR)
     PLUGIN_LOAD_ERROR = (65537, ErrorType.INTERNAL_ERROR)
     WRITER_ERROR = (65538, ErrorType.INTERNAL_ERROR)
     EXECUTION_ERROR = (65539, ErrorType.INTERNAL_ERROR)
+    CONFIGURATION_INVALID = (65540, ErrorType.INTERNAL_ERROR)  # the Spark session cannot run mergekit's tasks
     STORAGE_ERROR = (131072, ErrorType.EXTERNAL)
 
     @property
@@ -191,7 +194,32 @@ def errors_markdown() -> str:
         "|---|---|---|",
     ]
     lines += [f"| `{c.name}` | {c.number} | {c.type.value} |" for c in ErrorCode]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + _ARITHMETIC_DOC
+
+
+_ARITHMETIC_DOC = """
+## Arithmetic and casts
+
+Spark evaluates mergekit's SQL with ANSI semantics; its arithmetic, cast and range failures (on the driver, in a task,
+or upstream of a merge sink) are reported with Trino's codes and words, without Spark's advice about `try_*`
+functions or `spark.sql.ansi.enabled`, which does not apply to mergekit SQL:
+
+| failure (Spark condition) | code | message |
+|---|---|---|
+| `x / 0`, `x % 0` (`DIVIDE_BY_ZERO`, `REMAINDER_BY_ZERO`, `INTERVAL_DIVIDED_BY_ZERO`) | `DIVISION_BY_ZERO` | `Division by zero` |
+| TINYINT, SMALLINT overflow (`BINARY_ARITHMETIC_OVERFLOW`) | `NUMERIC_VALUE_OUT_OF_RANGE` | `tinyint addition overflow: 100 + 127` |
+| INTEGER, BIGINT overflow (`ARITHMETIC_OVERFLOW`: Spark does not say the operands) | `NUMERIC_VALUE_OUT_OF_RANGE` | `Numeric overflow in addition` (`bigint multiplication overflow` when Spark names the type) |
+| negation, `abs` overflow (`ARITHMETIC_OVERFLOW`) | `NUMERIC_VALUE_OUT_OF_RANGE` | `Numeric value out of range` |
+| integer cast or assignment out of range (`CAST_OVERFLOW`, `CAST_OVERFLOW_IN_TABLE_INSERT`) | `NUMERIC_VALUE_OUT_OF_RANGE` | `Out of range for tinyint: 300` |
+| DOUBLE NaN or infinity to an integer (`CAST_OVERFLOW`) | `INVALID_CAST_ARGUMENT` | `Cannot cast double NaN to integer`, `Unable to cast Infinity to bigint` |
+| malformed text (`CAST_INVALID_INPUT`) | `INVALID_CAST_ARGUMENT` | `Cannot cast 'abc' to INT`, `Value cannot be cast to date: abc`, `Cannot cast VARCHAR 'abc' to DECIMAL(10, 2). Value is not a number.` |
+| DECIMAL result or cast too wide (`NUMERIC_VALUE_OUT_OF_RANGE`, `NUMERIC_OUT_OF_SUPPORTED_RANGE`) | `NUMERIC_VALUE_OUT_OF_RANGE` | `Decimal overflow: 500000000.00 does not fit in DECIMAL(10, 2)` |
+| date/time arithmetic out of range (`DATETIME_OVERFLOW`, `INTERVAL_ARITHMETIC_OVERFLOW`) | `NUMERIC_VALUE_OUT_OF_RANGE` | `Datetime overflow: ...` |
+| invalid date/time fields, array index out of bounds (`DATETIME_FIELD_OUT_OF_BOUNDS`, `INVALID_ARRAY_INDEX`, ...) | `INVALID_FUNCTION_ARGUMENT` | Spark's sentence without its advice |
+
+`CONFIGURATION_INVALID`: the Spark session cannot run mergekit's Python tasks (its Python workers' interpreter cannot
+import mergekit); the message says what to set. See docs/quickstart.md, "Embedding into your own SparkSession".
+"""
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ Statements end with ';' and may span several lines.
   \\d NAME       describe a table (columns, types)
   \\dn           list schemas
   \\timing       toggle the elapsed time shown with results
+  \\set max_rows N   show at most N rows of a query (0: all)
   \\e            print the statement typed so far;  \\r clears it
   \\? or help    this help
   \\q, quit, exit or Ctrl-D   leave the shell"""
@@ -76,6 +77,9 @@ class Shell:
         self.interactive = _isatty(self.stdin) and _isatty(sys.stdout)
         self.timing = True
         self.failures = 0
+        self.cancelled = False  # Ctrl-C stopped a piped shell
+        if self.interactive:
+            self.output.limit_hint = "\\set max_rows N changes the limit (0: no limit)"
 
     # ---- input -------------------------------------------------------------------------------------
 
@@ -136,9 +140,15 @@ class Shell:
             if statement_complete(text):
                 self._buffer = []
                 self._execute(text)
-        if self._buffer and "\n".join(self._buffer).strip():
+                if self.cancelled:
+                    break
+        if self._buffer and "\n".join(self._buffer).strip() and not self.cancelled:
             # A last statement without ';' at end of input runs too (as psql -f would not; friendlier for pipes).
             self._execute("\n".join(self._buffer))
+        if self.cancelled:
+            from mergekit.cli_commands import EXIT_CANCELLED
+
+            return EXIT_CANCELLED
         if self.interactive:
             return 0
         return 1 if self.failures else 0
@@ -154,12 +164,17 @@ class Shell:
             self.failures += 1
             self.output.error(exc)
             return
+        from mergekit.cli_commands import Cancelled
+
         for piece in pieces:
             try:
                 self._show(piece)
-            except KeyboardInterrupt:
+            except Cancelled as exc:
+                # Ctrl-C: the statement's Spark jobs were cancelled; back to the prompt (a pipe stops here)
                 self.failures += 1
-                self.output.error(MergekitError(ErrorCode.GENERIC_USER_ERROR, "Statement cancelled"))
+                self.output.cancelled(str(exc))
+                if not self.interactive:
+                    self.cancelled = True
                 return
             except Exception as exc:  # noqa: BLE001 - [CODE] message, then the next statement
                 self.failures += 1
@@ -167,15 +182,13 @@ class Shell:
                 return
 
     def _show(self, sql: str) -> None:
-        import time
-
-        started = time.perf_counter()
-        result = self.runner.execute(sql)
-        self.output.result(result, elapsed=time.perf_counter() - started if self.timing else None)
+        self.runner.run_and_show(sql, timing=self.timing)
 
     # ---- backslash commands ------------------------------------------------------------------------
 
     def _command(self, text: str) -> bool | None:
+        from mergekit.cli_commands import Cancelled
+
         word, _, arg = text.rstrip(";").strip().partition(" ")
         arg = arg.strip().rstrip(";").strip()
         word = word.lower()
@@ -190,6 +203,8 @@ class Shell:
                 self._show(f"DESCRIBE {arg}")
             elif word == "\\dn":
                 self.output.table(["Catalog", "Schema"], self.schemas())
+            elif word == "\\set":
+                self._set(arg)
             elif word == "\\timing":
                 self.timing = not self.timing
                 self.output.out.print(f"Timing is {'on' if self.timing else 'off'}.")
@@ -197,10 +212,21 @@ class Shell:
                 pass  # nothing typed yet
             else:
                 raise MergekitError(ErrorCode.SYNTAX_ERROR, f"Unknown command {word}; \\? lists the commands")
+        except Cancelled as exc:
+            self.failures += 1
+            self.output.cancelled(str(exc))
         except Exception as exc:  # noqa: BLE001
             self.failures += 1
             self.output.error(exc)
         return None
+
+    def _set(self, arg: str) -> None:
+        name, _, value = arg.partition(" ")
+        if name.lower() != "max_rows" or not value.strip().isdigit():
+            raise MergekitError(ErrorCode.INVALID_ARGUMENTS, "\\set takes max_rows N (N >= 0; 0 shows all rows)")
+        self.output.max_rows = int(value.strip())
+        shown = f"at most {self.output.max_rows} rows" if self.output.max_rows else "all rows"
+        self.output.out.print(f"Queries show {shown}.")
 
     def schemas(self) -> list[tuple[str, str]]:
         from mergekit.spi import ConnectorSession

@@ -10,13 +10,15 @@ import datetime as dt
 import decimal
 import os
 import threading
+import time
 import traceback
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from rich import box
 from rich.console import Console
+from rich.segment import Segment, Segments
 from rich.table import Table
 from rich.text import Text
 
@@ -26,12 +28,19 @@ __all__ = [
     "Output",
     "SparkProgress",
     "as_mergekit_error",
+    "cli_spark_conf",
     "format_value",
     "quiet_spark_conf",
 ]
 
 #: Seconds a statement runs before the progress bar appears (``MERGEKIT_PROGRESS_DELAY`` overrides it).
 PROGRESS_DELAY = 1.0
+
+#: Rows a query shows unless ``--max-rows`` says otherwise (0: all of them).
+DEFAULT_MAX_ROWS = 1000
+
+#: Rows drawn per table block: a long result is printed block by block as its batches arrive, never held whole.
+CHUNK_ROWS = 1000
 
 
 def format_value(value: Any) -> str:
@@ -78,27 +87,70 @@ def quiet_spark_conf() -> dict[str, str]:
     return {"spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{props}"}
 
 
+def cli_spark_conf(*, debug: bool = False) -> dict[str, str]:
+    """The command line's Spark settings: log4j kept quiet unless ``debug``."""
+    return {} if debug else quiet_spark_conf()
+
+
 class Output:
     """Prints results on stdout and errors on stderr; tables either way, styled only on a terminal."""
 
-    def __init__(self, *, debug: bool = False, stdout: Console | None = None, stderr: Console | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        debug: bool = False,
+        stdout: Console | None = None,
+        stderr: Console | None = None,
+        max_rows: int | None = None,
+        limit_hint: str = "--max-rows N changes the limit (0: no limit)",
+    ) -> None:
         self.debug = debug
         self.out = stdout or _console(stderr=False)
         self.err = stderr or _console(stderr=True)
+        #: at most this many rows of a query are shown (None or 0: all); ``limit_hint`` says how to change it
+        self.max_rows = max_rows
+        self.limit_hint = limit_hint
 
     # ---- results ---------------------------------------------------------------------------------------
 
-    def result(self, result: Any, *, elapsed: float | None = None, title: str | None = None) -> None:
-        """A query's rows as a table; a DML statement's row count and metrics; a command tag for DDL."""
+    def result(
+        self,
+        result: Any,
+        *,
+        elapsed: float | None = None,
+        title: str | None = None,
+        batches: Iterable[Any] | None = None,
+        started: float | None = None,
+        check: Callable[[], None] | None = None,
+    ) -> None:
+        """A query's rows as a table; a DML statement's row count and metrics; a command tag for DDL.
+
+        A query's rows come from ``batches`` (Arrow record batches, at most ``max_rows + 1`` rows) when given,
+        else from ``result.batches()``; they are drawn block by block as they arrive. With ``started`` (a
+        ``time.perf_counter()`` value) the elapsed time is taken when the last row is drawn; ``check`` is
+        called between batches (it raises to stop)."""
         columns = list(result.columns)
         if columns == ["Query Plan"]:
             for (text,) in result.rows():
                 self.out.print(Text(str(text)))
             return
-        if result.table is not None:
-            self.table(columns, result.rows(), title=title)
-            self.out.print(Text(_rows_line(len(result.rows()), elapsed), style="dim"))
+        if result.is_query:
+            limit = self.max_rows or None
+            if batches is None:
+                batches = result.batches(None if limit is None else limit + 1)
+            shown, more = self.stream_table(columns, batches, max_rows=limit, title=title, check=check)
+            if started is not None:
+                elapsed = time.perf_counter() - started
+            self.out.print(Text(_rows_line(shown, elapsed, limited=more), style="dim"))
+            if more:
+                self.err.print(
+                    Text(f"Output limited to the first {shown} rows; {self.limit_hint}.", style="yellow"),
+                    soft_wrap=True,
+                    highlight=False,
+                )
             return
+        if started is not None:
+            elapsed = time.perf_counter() - started
         if result.row_count is not None:
             self.out.print(
                 Text(f"{result.statement} {result.row_count}", style="bold green"), Text(_timing(elapsed), style="dim")
@@ -112,20 +164,104 @@ class Output:
         )
 
     def table(self, columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title: str | None = None) -> None:
+        self.out.print(self._table(columns, ([(v, format_value(v)) for v in row] for row in rows), title=title))
+
+    def _table(
+        self,
+        columns: Sequence[str],
+        rows: Iterable[Sequence[Any]],
+        *,
+        title: str | None = None,
+        header: bool = True,
+        widths: Sequence[int] | None = None,
+    ) -> Table:
         styled = self.out.is_terminal
         table = Table(
             title=title,
             box=box.ROUNDED if styled else box.ASCII,
             header_style="bold cyan" if styled else "",
+            show_header=header,
             show_lines=False,
             highlight=False,
             title_justify="left",
         )
-        for c in columns:
-            table.add_column(Text(str(c)))
+        for i, c in enumerate(columns):
+            table.add_column(Text(str(c)), min_width=widths[i] if widths else None)
         for row in rows:
-            table.add_row(*(Text(format_value(v), style="dim italic" if v is None and styled else "") for v in row))
-        self.out.print(table)
+            table.add_row(*(Text(text, style="dim italic" if v is None and styled else "") for v, text in row))
+        return table
+
+    def stream_table(
+        self,
+        columns: Sequence[str],
+        batches: Iterable[Any],
+        *,
+        max_rows: int | None = None,
+        title: str | None = None,
+        check: Callable[[], None] | None = None,
+    ) -> tuple[int, bool]:
+        """Rows of Arrow ``batches`` as one table, drawn in blocks of :data:`CHUNK_ROWS` rows as they arrive
+        (a block's columns are at least as wide as the widest cell so far, so blocks line up), at most
+        ``max_rows`` of them. Returns ``(rows shown, whether more rows followed)``; memory holds one batch
+        and one block, whatever the number of rows."""
+        widths = [len(str(c)) for c in columns]
+        block: list[list[tuple[Any, str]]] = []
+        shown = 0
+        more = False
+        blocks = 0
+
+        plain = not self.out.is_terminal and title is None
+
+        def draw(last: bool) -> None:
+            nonlocal blocks
+            for row in block:
+                for i, (_, text) in enumerate(row):
+                    widths[i] = max(widths[i], _width(text))
+            if plain:  # a pipe or a file: the ASCII table rich would draw, written directly (rich: 1000 rows/s)
+                self.out.file.write(_ascii_block(columns, block, widths, first=not blocks, last=last))
+                self.out.file.flush()
+                block.clear()
+                blocks += 1
+                return
+            table = self._table(columns, block, title=title if not blocks else None, header=not blocks, widths=widths)
+            lines = self.out.render_lines(table, self.out.options, pad=False)
+            # one table: a continued block has no top border, a block that continues no bottom border
+            if blocks and lines:
+                lines = lines[1:]
+            if not last and lines:
+                lines = lines[:-1]
+            segments: list[Segment] = []
+            for line in lines:
+                segments.extend(line)
+                segments.append(Segment.line())
+            self.out.print(Segments(segments), end="")
+            block.clear()
+            blocks += 1
+
+        iterator = iter(batches)
+        try:
+            for batch in iterator:
+                if check is not None:
+                    check()
+                if not batch.num_columns:
+                    continue
+                values = [c.to_pylist() for c in batch.columns]
+                for row in zip(*values, strict=True):
+                    if max_rows is not None and shown >= max_rows:
+                        more = True
+                        break
+                    if len(block) >= CHUNK_ROWS:
+                        draw(last=False)
+                    block.append([(v, format_value(v)) for v in row])
+                    shown += 1
+                if more:
+                    break
+        finally:
+            close = getattr(iterator, "close", None)
+            if close is not None:
+                close()  # a streamed result: tell Spark to stop
+        draw(last=True)
+        return shown, more
 
     def heading(self, text: str) -> None:
         self.out.print()
@@ -148,13 +284,55 @@ class Output:
 
     # ---- errors ----------------------------------------------------------------------------------------
 
-    def error(self, exc: BaseException) -> MergekitError:
-        """``[CODE] message`` on stderr; with ``--debug`` the Python traceback (and Spark's Java stack) first."""
-        err = as_mergekit_error(exc)
+    def error(self, exc: BaseException, *, prefix: str = "", shown: MergekitError | None = None) -> MergekitError:
+        """``[CODE] message`` on stderr (after ``prefix``, such as ``FILE:LINE (statement N): ``); with ``--debug``
+        the Python traceback (and Spark's Java stack) first. ``shown`` replaces the error ``exc`` becomes."""
+        err = shown or as_mergekit_error(exc)
         if self.debug:
             self.err.print(Text("".join(traceback.format_exception(exc)), style="dim"), soft_wrap=True)
-        self.err.print(Text(str(err), style="bold red"), soft_wrap=True, highlight=False)
+        self.err.print(Text(prefix + str(err), style="bold red"), soft_wrap=True, highlight=False)
         return err
+
+    def cancelled(self, message: str) -> None:
+        """The one line a statement stopped by Ctrl-C prints (on stderr)."""
+        self.err.print(Text(message, style="bold yellow"), soft_wrap=True, highlight=False)
+
+
+def _width(text: str) -> int:
+    if text.isascii() and "\n" not in text:
+        return len(text)
+    from rich.cells import cell_len
+
+    return max(cell_len(line) for line in text.split("\n"))
+
+
+def _ascii_block(
+    columns: Sequence[str], rows: Sequence[Sequence[tuple[Any, str]]], widths: Sequence[int], *, first: bool, last: bool
+) -> str:
+    """Rows as rich's ``box.ASCII`` table draws them (``| a | b |``); the header and top border only for the
+    ``first`` block, the bottom border only for the ``last``."""
+    border = "+" + "-" * (sum(w + 2 for w in widths) + len(widths) - 1) + "+\n"
+
+    def line(cells: Sequence[str]) -> str:
+        split = [c.split("\n") for c in cells]
+        height = max((len(parts) for parts in split), default=1)
+        out = []
+        for k in range(height):
+            texts = [parts[k] if k < len(parts) else "" for parts in split]
+            out.append(
+                "|" + "|".join(f" {t}{' ' * (w - _width(t))} " for t, w in zip(texts, widths, strict=True)) + "|\n"
+            )
+        return "".join(out)
+
+    parts = []
+    if first:
+        parts.append(border)
+        parts.append(line([str(c) for c in columns]))
+        parts.append("|" + "+".join("-" * (w + 2) for w in widths) + "|\n")
+    parts.extend(line([text for _, text in row]) for row in rows)
+    if last:
+        parts.append(border)
+    return "".join(parts)
 
 
 def metrics_line(metrics: Mapping[str, Any]) -> str:
@@ -182,8 +360,9 @@ def metrics_line(metrics: Mapping[str, Any]) -> str:
     return text
 
 
-def _rows_line(n: int, elapsed: float | None) -> str:
-    return f"({n} row{'s' if n != 1 else ''}{_timing(elapsed, inner=True)})"
+def _rows_line(n: int, elapsed: float | None, *, limited: bool = False) -> str:
+    first = "first " if limited else ""
+    return f"({first}{n} row{'s' if n != 1 else ''}{_timing(elapsed, inner=True)})"
 
 
 def _timing(elapsed: float | None, *, inner: bool = False) -> str:

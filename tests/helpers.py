@@ -12,10 +12,10 @@ from typing import Any
 from mergekit.testing import assert_same_rows as assert_rows
 from mergekit.testing import normalize
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-CONFORMANCE = SHARED / "conformance"
+# Copies of ../shared/conformance/ (where they come from; tests read only what the repository carries).
+CONFORMANCE = Path(__file__).resolve().parent / "fixtures" / "conformance"
 
-__all__ = ["CONFORMANCE", "SHARED", "assert_rows", "load_cases", "normalize"]
+__all__ = ["CONFORMANCE", "assert_rows", "load_cases", "normalize"]
 
 
 def load_cases(name: str) -> list[dict[str, Any]]:

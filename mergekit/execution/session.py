@@ -1,18 +1,28 @@
-"""Creating (or reusing) the Spark session mergekit runs on."""
+"""Creating (or reusing) the Spark session mergekit runs on, and borrowing an embedder's session politely.
+
+An embedder's session keeps its own configuration: mergekit applies the settings its semantics need
+(:data:`REQUIRED_CONF`) for the duration of each statement only (:func:`applied_conf`), and its Python tasks run an
+interpreter that can import mergekit (:func:`python_for_workers`) without changing the one the embedder's own
+Python UDFs run.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
+import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 from pyspark.sql import SparkSession
+
+from mergekit.errors import ErrorCode, MergekitError
 
 # pyspark logs every failed query (with the Java stack) before raising it; mergekit reports errors itself.
 logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL + 1)
 
-__all__ = ["local_session", "configure_session"]
+__all__ = ["local_session", "configure_session", "applied_conf", "python_for_workers", "probe_workers", "REQUIRED_CONF"]
 
 # Settings mergekit relies on for Trino semantics: ANSI arithmetic (overflow and division by zero are
 # errors), UTC session time zone, case-insensitive identifiers.
@@ -26,14 +36,14 @@ REQUIRED_CONF: Mapping[str, str] = {
 def local_session(
     *, master: str | None = None, shuffle_partitions: int | None = None, conf: Mapping[str, str] | None = None
 ) -> SparkSession:
-    """The active Spark session, or a new local one whose Python workers run this interpreter.
+    """The active Spark session (as it is: see :func:`applied_conf`), or a new local one whose Python workers run
+    this interpreter.
 
     PySpark starts ``python3`` from PATH for its workers unless told otherwise, which would not see a
     virtualenv, so ``PYSPARK_PYTHON`` and ``spark.pyspark.python`` are set to ``sys.executable``.
     """
     active = SparkSession.getActiveSession()
     if active is not None:
-        configure_session(active)
         return active
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -67,6 +77,111 @@ def local_session(
 
 
 def configure_session(spark: SparkSession) -> None:
-    """Apply the settings mergekit's semantics depend on to an existing session."""
+    """Apply the settings mergekit's semantics depend on to a session for good (the engine itself does not: it
+    uses :func:`applied_conf`)."""
     for key, value in REQUIRED_CONF.items():
         spark.conf.set(key, value)
+
+
+@contextmanager
+def applied_conf(spark: SparkSession, python_exec: str | None = None) -> Iterator[None]:
+    """:data:`REQUIRED_CONF` (and ``python_exec`` for the Python functions created meanwhile) for the duration of
+    the block; the session's own values afterwards, also when the block raises.
+
+    Spark captures these settings when a DataFrame is analysed (ANSI evaluation mode, the time zone of
+    time-zone-aware expressions) and PySpark captures ``SparkContext.pythonExec`` when it wraps a Python function
+    (``mapInArrow``, a UDF), so DataFrames built inside the block keep mergekit's semantics when they run later.
+    The settings are session-wide: another thread's queries on the same session during the block see them too.
+    """
+    conf = spark.conf
+    saved: dict[str, str | None] = {}
+    for key, value in REQUIRED_CONF.items():
+        current = conf.get(key, None)  # None: not set in this session (Spark's default applies)
+        if current != value:
+            saved[key] = current
+            conf.set(key, value)
+    sc = spark.sparkContext
+    saved_exec = sc.pythonExec
+    if python_exec is not None:
+        sc.pythonExec = python_exec
+    try:
+        yield
+    finally:
+        sc.pythonExec = saved_exec
+        for key, old in saved.items():
+            try:
+                if old is None:
+                    conf.unset(key)
+                else:
+                    conf.set(key, old)
+            except Exception:  # noqa: BLE001 - the session was stopped meanwhile: nothing left to restore
+                pass
+
+
+def _same_interpreter(python: str, env_path: str | None = None) -> bool:
+    """Whether ``python`` (a path or a name looked up on PATH, as Spark's workers do) is this interpreter.
+
+    A virtualenv's ``bin/python`` is a symlink to its base interpreter, which does not see the virtualenv's
+    packages, so the two must be the same file *in the same directory*."""
+    found = python if os.sep in python else shutil.which(python, path=env_path)
+    if not found or not os.path.exists(found):
+        return False
+    here = sys.executable
+    return os.path.dirname(os.path.abspath(found)) == os.path.dirname(os.path.abspath(here)) and os.path.samefile(
+        found, here
+    )
+
+
+def _is_local_master(master: str) -> bool:
+    return master == "local" or master.startswith(("local[", "local-cluster["))
+
+
+def python_for_workers(spark: SparkSession, *, probe: bool = True) -> str | None:
+    """The interpreter mergekit's Python tasks must be given (``SparkContext.pythonExec`` while a statement builds
+    its DataFrames), or None when the session's own is right. Fails at once when neither works.
+
+    PySpark fixes ``pythonExec`` (``PYSPARK_PYTHON``, ``spark.pyspark.python``, else ``python3`` from PATH) when the
+    SparkContext starts. A session an embedder created before importing mergekit may therefore run its Python
+    workers with an interpreter that cannot import mergekit (the system ``python3`` rather than the virtualenv's):
+    every scan and DML statement would fail in its tasks with ``ModuleNotFoundError``.
+
+    - Local masters (``local``, ``local[n]``, ``local-cluster[...]``): executors run on this machine, so mergekit's
+      own Python functions are created with ``sys.executable`` (the embedder's own UDFs keep theirs). New Python
+      workers are keyed by that interpreter, so this takes effect without restarting anything.
+    - Other masters (executors elsewhere, where this path may not exist): a one-task probe job checks that the
+      session's interpreter imports mergekit; if it does not, ``CONFIGURATION_INVALID`` says what to set.
+    """
+    sc = spark.sparkContext
+    python = sc.pythonExec or "python3"
+    if _same_interpreter(python, os.environ.get("PATH")):
+        return None
+    if _is_local_master(sc.master):
+        return sys.executable
+    if probe:
+        probe_workers(spark)
+    return None
+
+
+def probe_workers(spark: SparkSession) -> None:
+    """Run one task in the session's Python workers; ``CONFIGURATION_INVALID`` (what to set) unless it imports
+    mergekit. Takes about a second."""
+    sc = spark.sparkContext
+    try:
+        sc.parallelize([0], 1).map(lambda _: __import__("mergekit").__name__).collect()
+    except Exception as exc:  # noqa: BLE001 - any failure of the probe means mergekit's tasks would fail too
+        detail = next(
+            (ln.strip() for ln in reversed(str(exc).splitlines()) if "Error" in ln and ln[:1] not in " \t"),
+            type(exc).__name__,
+        )
+        raise MergekitError(ErrorCode.CONFIGURATION_INVALID, worker_python_message(sc.pythonExec, detail)) from exc
+
+
+def worker_python_message(python: str | None, detail: str) -> str:
+    """What to do when the Spark session's Python workers cannot import mergekit."""
+    runs = f"run '{python}', which cannot" if python else "cannot"
+    return (
+        f"The Spark session's Python workers {runs} import mergekit ({detail}). "
+        f"Start the session with PYSPARK_PYTHON={sys.executable} in the environment (or "
+        f"spark.pyspark.python={sys.executable}), set before the SparkSession is created, or install mergekit and "
+        "its connectors into that interpreter on every executor."
+    )

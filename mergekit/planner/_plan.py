@@ -284,7 +284,7 @@ def plan_update(stmt: Update, target: TargetTable) -> MergePlan:
     return MergePlan(
         statement="UPDATE",
         target=target,
-        target_alias=stmt.target.name,
+        target_alias=stmt.target_alias or stmt.target.name,
         join=JoinKind.SCAN,
         where=stmt.where,
         cases=(case,),
@@ -302,7 +302,7 @@ def plan_delete(stmt: Delete, target: TargetTable) -> MergePlan:
     return MergePlan(
         statement="DELETE",
         target=target,
-        target_alias=stmt.target.name,
+        target_alias=stmt.target_alias or stmt.target.name,
         join=JoinKind.SCAN,
         where=stmt.where,
         cases=(case,),

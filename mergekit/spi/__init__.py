@@ -30,6 +30,7 @@ from ._model import (
     ConnectorTableMetadata,
     RowChangeParadigm,
     SchemaTableName,
+    TableCommit,
     TableVersion,
 )
 from ._partitioning import (
@@ -41,6 +42,7 @@ from ._partitioning import (
     RowsCheck,
     format_partition_value,
 )
+from ._properties import PROPERTY_TYPES, PropertyMetadata
 from ._read import (
     ALL,
     AntiJoin,
@@ -82,6 +84,8 @@ __all__ = [
     "MERGE_TABLE_MESSAGE",
     "MULTI_TABLE_COMMIT_MESSAGE",
     "PartitionBounds",
+    "PROPERTY_TYPES",
+    "PropertyMetadata",
     "PartitionKind",
     "PartitionMethod",
     "PartitionScheme",
@@ -126,6 +130,7 @@ __all__ = [
     "SchemaTableName",
     "TIME_TRAVEL_MESSAGE",
     "TRUNCATE_MESSAGE",
+    "TableCommit",
     "TableVersion",
     "UPDATE_DELETE_OPERATION_NUMBER",
     "UPDATE_INSERT_OPERATION_NUMBER",

@@ -12,12 +12,13 @@ The engine loads the factory lazily, the first time a catalog names the connecto
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from mergekit.errors import ErrorCode, MergekitError
 
 from ._metadata import ConnectorMetadata
+from ._properties import PropertyMetadata
 from ._read import ConnectorIndexProvider, ConnectorPageSourceProvider, ConnectorSplitManager
 from ._sink import MERGE_NOT_SUPPORTED_MESSAGE, ConnectorPageSinkProvider
 
@@ -46,6 +47,25 @@ class Connector(abc.ABC):
     def get_page_sink_provider(self) -> ConnectorPageSinkProvider:
         """Must be picklable. Default: a connector that cannot write."""
         raise MergekitError(ErrorCode.NOT_SUPPORTED, MERGE_NOT_SUPPORTED_MESSAGE)
+
+    def get_table_properties(self) -> Sequence[PropertyMetadata]:
+        """The table properties ``CREATE TABLE ... WITH (...)`` accepts in this catalog (Trino's
+        ``Connector.getTableProperties``). Default: none, so any ``WITH`` property is refused.
+
+        Called on the driver, by the engine, for every ``CREATE TABLE`` and ``CREATE TABLE AS`` of the
+        catalog, before anything else of the statement runs (before the table's existence is checked and before
+        the query of ``CREATE TABLE AS`` runs), whether or not the statement has a ``WITH`` clause. Keep it
+        cheap and free of I/O: return a constant list. It may raise ``MergekitError``, which fails the
+        statement as it is; nothing has been created then.
+
+        The engine refuses, with ``INVALID_TABLE_PROPERTY`` naming the property: a name not declared here
+        (listing the declared ones), a NULL, and a value that does not convert to the declared type
+        (``PropertyMetadata.decode``). ``create_table`` then receives in ``ConnectorTableMetadata.properties``
+        exactly the declared properties the statement set, converted, plus the ``default`` of every other one
+        whose default is not None. A connector keeps in ``create_table`` only the checks that need the table
+        (a partition column must be a column), raising ``INVALID_TABLE_PROPERTY`` that names the property.
+        """
+        return ()
 
     def get_procedures(self) -> Mapping[str, Any]:
         """Named callables the engine exposes as ``CALL catalog.system.<name>(...)`` (``vacuum``, ``compact``).

@@ -21,6 +21,7 @@ from ._model import (
     ConnectorTableMetadata,
     RowChangeParadigm,
     SchemaTableName,
+    TableCommit,
     TableVersion,
 )
 from ._partitioning import PartitionBounds, PartitionScheme, RowsCheck
@@ -39,6 +40,7 @@ __all__ = [
     "MERGE_TABLE_MESSAGE",
     "DROP_COLUMN_MESSAGE",
     "MULTI_TABLE_COMMIT_MESSAGE",
+    "HISTORY_MESSAGE",
 ]
 
 MODIFYING_ROWS_MESSAGE = "This connector does not support modifying table rows"
@@ -51,6 +53,7 @@ ADD_COLUMN_MESSAGE = "This connector does not support adding columns"
 CHANGE_FEED_MESSAGE = "This connector does not support change feeds"
 MERGE_TABLE_MESSAGE = "This connector does not support merge tables"
 DROP_COLUMN_MESSAGE = "This connector does not support dropping columns"
+HISTORY_MESSAGE = "This connector does not support table history"
 MULTI_TABLE_COMMIT_MESSAGE = "This connector does not support committing several tables atomically"
 
 
@@ -120,6 +123,17 @@ class ConnectorMetadata:
         ``_change_type`` ('insert' | 'update' | 'delete'), ``_commit_version`` and ``_commit_timestamp``;
         it is read like any table handle. Default: NOT_SUPPORTED."""
         raise _not_supported(CHANGE_FEED_MESSAGE)
+
+    def get_table_history(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle
+    ) -> Sequence[TableCommit]:
+        """The table's commits up to the handle's snapshot, newest first, for ``DESCRIBE HISTORY t``.
+
+        Called once per statement, on the driver, with a handle from ``get_table_handle``. Reads the catalog
+        only; it must not block writers. A connector without versions keeps the default, which raises
+        NOT_SUPPORTED (``HISTORY_MESSAGE``) and the statement fails with it.
+        """
+        raise _not_supported(HISTORY_MESSAGE)
 
     # ---- merge tables (seed 004; value classes in _partitioning.py) --------------------------------------
 

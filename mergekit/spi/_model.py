@@ -80,7 +80,9 @@ class ConnectorTableMetadata:
     """What ``CREATE TABLE`` asks a connector to create, and what ``get_table_metadata`` answers.
 
     ``primary_key`` lists key columns in declaration order (empty when none was declared). ``properties``
-    holds the ``WITH (...)`` table properties, values already evaluated to Python scalars or lists.
+    holds the ``WITH (...)`` table properties, values already evaluated to Python scalars or lists; in
+    ``create_table`` only properties the connector declares (``Connector.get_table_properties``), converted to
+    their declared type, plus the defaults of those the statement did not set.
     """
 
     table: SchemaTableName
@@ -106,6 +108,21 @@ class TableVersion:
 
     version: int | None = None
     timestamp: datetime | None = None
+
+
+@attrs.frozen(kw_only=True)
+class TableCommit:
+    """One commit of a table, as ``DESCRIBE HISTORY`` shows it (Delta's statement; Iceberg's ``$history``).
+
+    ``version`` is the number ``FOR VERSION AS OF`` accepts; ``committed_at`` is in UTC; ``operation`` is the
+    connector's name for what the commit did (``create``, ``write``, ``compact``, ...); ``metrics`` holds
+    what the connector recorded about it (rows inserted, files added, ...), values of JSON-compatible types.
+    """
+
+    version: int
+    committed_at: datetime
+    operation: str
+    metrics: Mapping[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping, eq=False, hash=False)
 
 
 @attrs.frozen(kw_only=True)

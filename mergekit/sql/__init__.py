@@ -19,6 +19,7 @@ from ._model import (
     CreateTable,
     Delete,
     Describe,
+    DescribeHistory,
     DropTable,
     Explain,
     Expression,
@@ -40,9 +41,11 @@ from ._model import (
     Update,
 )
 from ._parse import parse_expression, parse_statement, split_statements
+from ._patterns import like_matches
 from ._render import spark_type_sql
 
 __all__ = [
+    "like_matches",
     "Apply",
     "Const",
     "Lowered",
@@ -66,6 +69,7 @@ __all__ = [
     "CreateTable",
     "Delete",
     "Describe",
+    "DescribeHistory",
     "DropTable",
     "Explain",
     "Expression",

@@ -29,6 +29,7 @@ from sqlglot.tokens import TokenType
 
 from mergekit.errors import ErrorCode, MergekitError
 
+from ._convert import convert
 from ._dialect import DIALECT
 from ._model import (
     AlterTableDropColumn,
@@ -44,6 +45,7 @@ from ._model import (
     Statement,
     TableRef,
 )
+from ._parse_tree import parse_tree
 from ._render import column_refs, identifier_name, table_ref_of
 
 __all__ = ["parse_merge_table_statement", "cast_query", "scan_constraints", "predicate_constraints"]
@@ -145,14 +147,12 @@ def parse_merge_table_statement(text: str) -> Statement | None:
 
 
 def _create_merge_table(text: str) -> CreateMergeTable:
-    from ._parse import parse_statement
-
     open_at = text.find("(")
     if open_at < 0:
         raise _syntax("CREATE MERGE TABLE needs a column list")
     close_at = _matching_paren(text, open_at)
     head = re.sub(r"(?is)^create\s+merge\s+table", "CREATE TABLE", text[: close_at + 1])
-    table = parse_statement(head)
+    table = convert(parse_tree(head), head)  # what parse_statement(head) returns, without importing _parse
     assert isinstance(table, CreateTable)
     tail = text[close_at + 1 :].strip()
     partition_by = None

@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from . import _lower, _render
+from ._names import QualifiedName, TableRef
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
@@ -41,6 +44,7 @@ __all__ = [
     "ShowTables",
     "ShowSchemas",
     "Describe",
+    "DescribeHistory",
     "Explain",
     "AlterTableAddColumn",
     "Call",
@@ -51,35 +55,6 @@ __all__ = [
     "AlterTableDropPartition",
     "AlterTableDropColumn",
 ]
-
-
-@attrs.frozen
-class QualifiedName:
-    """A dotted name as written, parts lower-cased unless quoted: ``lake.default.t`` -> ('lake','default','t')."""
-
-    parts: tuple[str, ...]
-
-    def __str__(self) -> str:
-        return ".".join(self.parts)
-
-    @property
-    def name(self) -> str:
-        return self.parts[-1]
-
-
-@attrs.frozen(kw_only=True)
-class TableRef:
-    """A table named in a statement, with its time-travel clause (``FOR VERSION AS OF 3`` -> version=3)."""
-
-    name: QualifiedName
-    version: int | None = None
-    timestamp: str | None = None
-    changes_from: int | None = None  # table_changes('t', from[, to]): the change feed of commits from..to
-    changes_to: int | None = None
-
-    @property
-    def is_change_feed(self) -> bool:
-        return self.changes_from is not None
 
 
 class _Tree:
@@ -93,9 +68,7 @@ class _Tree:
         return self.node.sql(dialect="trino")
 
     def table_refs(self) -> tuple[TableRef, ...]:
-        from ._render import table_refs
-
-        return table_refs(self.node)
+        return _render.table_refs(self.node)
 
     def to_spark(
         self,
@@ -105,9 +78,7 @@ class _Tree:
     ) -> str:
         """Spark SQL text with Trino semantics; ``tables`` maps each referenced table to a Spark view name;
         ``schema`` gives column types (Trino type text) per relation name for type-dependent semantics."""
-        from ._render import render
-
-        return render(self.node, tables=tables, schema=schema)
+        return _render.render(self.node, tables=tables, schema=schema)
 
     def __str__(self) -> str:
         return self.sql
@@ -122,9 +93,7 @@ class Expression(_Tree):
 
     def column_refs(self) -> frozenset[tuple[str | None, str]]:
         """(qualifier or None, column) for every column referenced outside subqueries."""
-        from ._render import column_refs
-
-        return column_refs(self.node)
+        return _render.column_refs(self.node)
 
     @property
     def is_column(self) -> bool:
@@ -135,23 +104,17 @@ class Expression(_Tree):
 
     @property
     def is_null_literal(self) -> bool:
-        from ._render import is_null_literal
-
-        return is_null_literal(self.node)
+        return _render.is_null_literal(self.node)
 
     def lowered(self) -> Lowered | None:
         """The expression as a neutral tree (``Ref``/``Const``/``Call``) when it lies in the small subset
         that evaluates the same outside Spark (see ``mergekit.sql._lower``), else None."""
-        from ._lower import lower
-
-        return lower(self.node)
+        return _lower.lower(self.node)
 
     @property
     def conjunct_count(self) -> int:
         """How many AND-ed conjuncts the expression has."""
-        from ._lower import conjunct_count
-
-        return conjunct_count(self.node)
+        return _lower.conjunct_count(self.node)
 
 
 @attrs.frozen(eq=False, repr=False)
@@ -167,9 +130,7 @@ class Relation(_Tree):
         self, *, tables: Mapping[TableRef, str], schema: Mapping[str, Mapping[str, str]] | None = None
     ) -> str:
         """Spark SQL for use after FROM, without the alias (the caller aliases it)."""
-        from ._render import render_relation
-
-        return render_relation(self, tables=tables, schema=schema)
+        return _render.render_relation(self, tables=tables, schema=schema)
 
 
 class Statement:
@@ -193,12 +154,14 @@ class Update(Statement):
     target: QualifiedName
     assignments: tuple[tuple[str, Expression], ...]
     where: Expression | None
+    target_alias: str | None = None  # UPDATE t AS x: WHERE and SET values name the target x
 
 
 @attrs.frozen(kw_only=True)
 class Delete(Statement):
     target: QualifiedName
     where: Expression | None
+    target_alias: str | None = None  # DELETE FROM t AS x
 
 
 class MergeCaseKind(enum.Enum):
@@ -272,6 +235,8 @@ class Truncate(Statement):
 @attrs.frozen(kw_only=True)
 class ShowTables(Statement):
     schema: QualifiedName | None = None
+    like: str | None = None  # SHOW TABLES LIKE 'pattern' (SQL LIKE: % and _)
+    escape: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -281,6 +246,13 @@ class ShowSchemas(Statement):
 
 @attrs.frozen(kw_only=True)
 class Describe(Statement):
+    name: QualifiedName
+
+
+@attrs.frozen(kw_only=True)
+class DescribeHistory(Statement):
+    """``DESCRIBE HISTORY t`` (Delta's statement): the table's commits, newest first."""
+
     name: QualifiedName
 
 

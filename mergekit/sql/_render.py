@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from ._model import QualifiedName, TableRef
+from ._names import QualifiedName, TableRef
 
 if TYPE_CHECKING:
     from ._model import Relation
@@ -141,7 +141,7 @@ def to_spark(node: exp.Expression, schema: Mapping[str, Mapping[str, str]] | Non
 
     node = inline_functions(node.copy())
     try:
-        from ._spark import to_spark_sql
+        from ._spark_translate import to_spark_sql
     except ImportError:  # translator not available: plain transpilation
         return node.sql(dialect="spark")
     return to_spark_sql(node, schema=schema)
@@ -192,7 +192,7 @@ _SPARK_TYPES = {
 def spark_type_sql(trino_type: str) -> str:
     """Spark SQL type for a Trino type text (``varchar(16)`` -> ``STRING``)."""
     try:
-        from ._spark import spark_type_sql as translated
+        from ._spark_types import spark_type_sql as translated
     except ImportError:
         translated = None
     if translated is not None:

@@ -13,7 +13,8 @@ catalog of their connector::
         unsupported = {Behavior.NOT_MATCHED_BY_SOURCE}
 
 Every scenario (``mergekit/testing/scenarios/*.json``: the Trino-derived MERGE, UPDATE, DELETE cases and
-mergekit's own) runs against the catalog. Behaviours default to supported, so a new scenario runs against
+mergekit's own) runs against the catalog, and so do the kit's own tests of DDL (table properties: an undeclared
+one, NULL, or a wrong value is refused with ``INVALID_TABLE_PROPERTY`` and no table is created). Behaviours default to supported, so a new scenario runs against
 every connector until the connector opts out. An opted-out behaviour is tested to fail with the exact
 ``NOT_SUPPORTED`` message the connector declares in :attr:`BaseConnectorTest.not_supported_message`.
 """
@@ -143,3 +144,67 @@ class BaseConnectorTest:
             rows = engine.execute(check).rows()
         ordered = bool(check and re.search(r"(?i)\border\s+by\b", check))
         assert_same_rows(rows or [], scenario["expected_rows"], ordered=ordered)
+
+    # ---- table properties: every WITH (...) property is declared by the connector or refused ----------------
+
+    def _declared_properties(self, engine: Any) -> list[Any]:
+        return list(engine.catalog("lake").get_table_properties())
+
+    def _unknown_property_message(self, engine: Any, name: str) -> str:
+        names = sorted(p.name for p in self._declared_properties(engine))
+        listing = f"Valid properties: {', '.join(names)}" if names else "Catalog 'lake' has no table properties"
+        return f"[INVALID_TABLE_PROPERTY] Catalog 'lake' table property '{name}' does not exist. {listing}"
+
+    def _assert_no_table(self, engine: Any, table: str) -> None:
+        from mergekit.spi import ConnectorSession, SchemaTableName
+
+        listed = [row[0] for row in engine.execute("SHOW TABLES").rows()]
+        assert table not in listed, f"a refused CREATE TABLE left table {table!r} behind: {listed}"
+        meta = engine.catalog("lake").get_metadata()
+        name = SchemaTableName(schema="default", table=table)
+        assert meta.get_table_handle(session=ConnectorSession(catalog="lake"), table=name) is None
+
+    def _refused(self, engine: Any, statement: str) -> str:
+        from mergekit.errors import ErrorCode, MergekitError
+
+        with pytest.raises(MergekitError) as info:
+            engine.execute(statement)
+        assert info.value.code is ErrorCode.INVALID_TABLE_PROPERTY, str(info.value)
+        return str(info.value)
+
+    def test_unknown_table_property_is_refused(self, engine: Any) -> None:
+        """``CREATE TABLE ... WITH (bogus_prop = 42)`` names the property and the valid ones; nothing is created."""
+        message = self._refused(engine, "CREATE TABLE bogus_props (id INTEGER, v VARCHAR) WITH (bogus_prop = 42)")
+        assert message == self._unknown_property_message(engine, "bogus_prop")
+        self._assert_no_table(engine, "bogus_props")
+        # also when the table exists and IF NOT EXISTS would skip the statement: the property is still refused
+        engine.execute("CREATE TABLE existing (id INTEGER)")
+        message = self._refused(engine, "CREATE TABLE IF NOT EXISTS existing (id INTEGER) WITH (bogus_prop = 'x')")
+        assert message == self._unknown_property_message(engine, "bogus_prop")
+
+    def test_unknown_table_property_is_refused_by_create_table_as(self, engine: Any) -> None:
+        message = self._refused(engine, "CREATE TABLE bogus_ctas WITH (bogus_prop = 42) AS SELECT 1 AS id, 'a' AS v")
+        assert message == self._unknown_property_message(engine, "bogus_prop")
+        self._assert_no_table(engine, "bogus_ctas")
+
+    def test_wrong_table_property_values_are_refused(self, engine: Any) -> None:
+        """A NULL or a value of the wrong type, for every property the connector declares; an undeclared property
+        is refused even when its value is NULL."""
+        declared = self._declared_properties(engine)
+        assert len({p.name for p in declared}) == len(declared), "a table property is declared twice"
+        assert all(p.description.strip() for p in declared), "every table property needs a description"
+        message = self._refused(engine, "CREATE TABLE wrong_value (id INTEGER) WITH (bogus_prop = NULL)")
+        assert message == self._unknown_property_message(engine, "bogus_prop")
+        wrong = {"varchar": "42", "boolean": "'yes'", "integer": "'x'", "bigint": "'x'", "double": "'x'"}
+        for prop in declared:
+            literal = wrong.get(prop.type, "42")
+            message = self._refused(engine, f"CREATE TABLE wrong_value (id INTEGER) WITH ({prop.name} = {literal})")
+            assert message == (
+                f"[INVALID_TABLE_PROPERTY] Invalid value for catalog 'lake' table property '{prop.name}': "
+                f"Cannot convert [{literal}] to {prop.type}"
+            )
+            message = self._refused(engine, f"CREATE TABLE wrong_value (id INTEGER) WITH ({prop.name} = NULL)")
+            assert message == (
+                f"[INVALID_TABLE_PROPERTY] Invalid null value for catalog 'lake' table property '{prop.name}'"
+            )
+        self._assert_no_table(engine, "wrong_value")

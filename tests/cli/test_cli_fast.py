@@ -49,3 +49,23 @@ def test_bad_catalog_configurations_are_reported_before_spark_starts(tmp_path):
     assert "missing.toml' does not exist" in proc.stderr
     assert JVM_STARTED not in proc.stderr
     no_traceback(proc)
+
+
+def test_run_names_the_file_line_and_statement_of_a_syntax_error_before_spark_starts(tmp_path):
+    script = tmp_path / "monthly.sql"
+    script.write_text(
+        "CREATE TABLE t (id BIGINT);\n"
+        "INSERT INTO t VALUES (1);\n"
+        "-- the third statement\n"
+        "SELECT id\n"
+        "  FROM t\n"
+        " WHERE id = = 1;\n"
+    )
+    proc = mergekit("run", str(script))
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert proc.stderr.startswith(f"{script}:6:"), proc.stderr
+    assert " (statement 3): [SYNTAX_ERROR] " in proc.stderr
+    assert "line 1:" not in proc.stderr and "line 3:" not in proc.stderr  # the file's line, not the statement's
+    assert JVM_STARTED not in proc.stderr
+    no_traceback(proc)

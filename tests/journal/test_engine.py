@@ -9,11 +9,7 @@ import pytest
 
 pytestmark = pytest.mark.spark
 
-CONFORMANCE = os.path.join(
-    os.path.dirname(__file__), "..", "..", "..", "shared", "conformance", "journal_examples.json"
-)
-if not os.path.exists(CONFORMANCE):
-    CONFORMANCE = "/work/shared/conformance/journal_examples.json"
+CONFORMANCE = os.path.join(os.path.dirname(__file__), "..", "fixtures", "conformance", "journal_examples.json")
 
 # Deliberate differences from the seed (shared/conformance/README.md):
 ADJUSTED = {

@@ -89,12 +89,12 @@ def test_tiny_source_prunes_target_files_by_key_range(spark, tmp_path, monkeypat
     """Dynamic pruning: the engine learns a small source's key values and the journal reads only the files
     whose key range can hold them; a source with keys everywhere reads every file. (One file per split here,
     so that the split count shows the files read.)"""
-    import mergekit_journal._metadata as journal_metadata
+    import mergekit_journal._scan_planning as scan_planning
 
     import mergekit.engine as engine_module
 
     monkeypatch.setattr(engine_module, "_LOOKUP_MIN_KEYS", 10**18)  # the Spark plan (connectors without an index)
-    monkeypatch.setattr(journal_metadata, "_FILES_PER_KEYED_SPLIT", 1)
+    monkeypatch.setattr(scan_planning, "_FILES_PER_KEYED_SPLIT", 1)
     e = _engine(spark, tmp_path, rows_per_file=100)
     e.execute("CREATE TABLE t (id BIGINT NOT NULL, v VARCHAR, PRIMARY KEY (id))")
     e.execute("INSERT INTO t SELECT id, 'v' FROM UNNEST(sequence(0, 999)) AS x(id)")
@@ -153,7 +153,7 @@ def test_known_keys_are_read_through_page_sources(spark, tmp_path) -> None:
 def test_large_delta_groups_resolve_in_key_buckets(spark, tmp_path, monkeypatch) -> None:
     """Deltas that overlap are resolved together; a large group is split into tasks by key bucket, and the
     table reads the same."""
-    import mergekit_journal._metadata as journal_metadata
+    import mergekit_journal._scan_planning as scan_planning
 
     e = _engine(spark, tmp_path)
     e.execute("CREATE TABLE t (id BIGINT NOT NULL, v INTEGER, PRIMARY KEY (id))")
@@ -163,7 +163,7 @@ def test_large_delta_groups_resolve_in_key_buckets(spark, tmp_path, monkeypatch)
     e.execute("DELETE FROM t WHERE id % 10 = 9")
     expected = e.execute("SELECT id, v FROM t ORDER BY id").rows()
     assert len(expected) == 90 and (12, 3) in expected and (9, 0) not in [(i, 0) for i, _ in expected]
-    monkeypatch.setattr(journal_metadata, "_ROWS_PER_BUCKET", 20)
+    monkeypatch.setattr(scan_planning, "_ROWS_PER_BUCKET", 20)
     result = e.execute("SELECT id, v FROM t ORDER BY id")
     assert result.rows() == expected
     (scan,) = result.metrics["scans"]
@@ -189,7 +189,7 @@ def test_many_superseded_keys_are_dropped_by_page_sources(spark, tmp_path, monke
     """When the deltas hold many rows, base files whose keys they supersede are read by page sources that
     drop those keys themselves (no anti join in Spark). Every kind of key history reads as with the anti
     join and as after compaction."""
-    import mergekit_journal._metadata as journal_metadata
+    import mergekit_journal._scan_planning as scan_planning
 
     e = _engine(spark, tmp_path, rows_per_file=50)
     e.execute("CREATE TABLE t (id BIGINT NOT NULL, v VARCHAR, n INTEGER, PRIMARY KEY (id))")
@@ -203,7 +203,7 @@ def test_many_superseded_keys_are_dropped_by_page_sources(spark, tmp_path, monke
     query = "SELECT id, v, n FROM t ORDER BY id"
     anti_join = e.execute(query).rows()
     assert "LeftAnti" in e.table("t")._jdf.queryExecution().executedPlan().toString()
-    monkeypatch.setattr(journal_metadata, "_EXCLUDE_IN_PAGE_SOURCES_ROWS", 1)
+    monkeypatch.setattr(scan_planning, "_EXCLUDE_IN_PAGE_SOURCES_ROWS", 1)
     assert "LeftAnti" not in e.table("t")._jdf.queryExecution().executedPlan().toString()
     dropped = e.execute(query)
     assert dropped.rows() == anti_join
@@ -225,7 +225,7 @@ def test_many_superseded_keys_are_dropped_by_page_sources(spark, tmp_path, monke
         + [(i, "upd2", by_id[i][1]) for i in by_id if i % 10 == 6]
     )
     assert e.execute(query).rows() == expected
-    monkeypatch.setattr(journal_metadata, "_EXCLUDE_IN_PAGE_SOURCES_ROWS", 10**9)
+    monkeypatch.setattr(scan_planning, "_EXCLUDE_IN_PAGE_SOURCES_ROWS", 10**9)
     assert e.execute(query).rows() == expected
 
 
@@ -263,7 +263,7 @@ def test_large_source_keys_go_to_the_journal_as_a_value_set(spark, tmp_path, mon
     the driver's paths for sets of thousands of keys (all deltas' keys probed at once, values bisected in
     place), with this test's 160 keys (page sources in Python workers keep theirs: see
     test_key_filter_over_a_large_sorted_set)."""
-    import mergekit_journal._metadata as journal_metadata
+    import mergekit_journal._scan_planning as scan_planning
     import mergekit_journal._storage as journal_storage
 
     import mergekit.engine as engine_module
@@ -271,7 +271,7 @@ def test_large_source_keys_go_to_the_journal_as_a_value_set(spark, tmp_path, mon
     monkeypatch.setattr(engine_module, "_KEY_VALUES_MAX", 20)  # this test's 160-key source: a "large" one
     monkeypatch.setattr(engine_module, "_LOOKUP_MIN_KEYS", 10**18)  # the Spark plan (connectors without an index)
     if many:
-        monkeypatch.setattr(journal_metadata, "_PROBE_DELTAS_AT_ONCE", 1)
+        monkeypatch.setattr(scan_planning, "_PROBE_DELTAS_AT_ONCE", 1)
         monkeypatch.setattr(journal_storage, "_SLICE_FROM", 1)
     e = _engine(spark, tmp_path, rows_per_file=50)
     live = _history(e)

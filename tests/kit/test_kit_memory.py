@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
+
+from mergekit import Engine
+from mergekit.errors import ErrorCode, MergekitError
+from mergekit.execution.session import local_session
+from mergekit.spi import ConnectorSession, ConnectorTableLayout, SchemaTableName
 from mergekit.testing import BaseConnectorTest, Behavior
 
 
@@ -22,3 +30,52 @@ class TestMemoryAppendOnly(BaseConnectorTest):
 
     def catalog(self, tmp_path):  # type: ignore[no-untyped-def]
         return {"connector": "memory", "modifications": "false"}
+
+
+# ---- the memory connector's own table property (the kit checks undeclared ones and wrong types) ----------
+
+
+@pytest.fixture
+def memory_engine() -> Iterator[Engine]:
+    engine = Engine(spark=local_session(), catalogs={"lake": {"connector": "memory"}})
+    yield engine
+    engine.close()
+
+
+def test_memory_declares_partitioned_by(memory_engine: Engine) -> None:
+    (prop,) = memory_engine.catalog("lake").get_table_properties()
+    assert (prop.name, prop.type, prop.default) == ("partitioned_by", "array(varchar)", None)
+    with pytest.raises(MergekitError) as info:
+        memory_engine.execute("CREATE TABLE p (id INTEGER) WITH (partition_by = ARRAY['id'])")  # a typo
+    assert str(info.value) == (
+        "[INVALID_TABLE_PROPERTY] Catalog 'lake' table property 'partition_by' does not exist. "
+        "Valid properties: partitioned_by"
+    )
+
+
+def test_partitioned_by_must_name_columns_of_the_table(memory_engine: Engine) -> None:
+    with pytest.raises(MergekitError) as info:
+        memory_engine.execute("CREATE TABLE p (id INTEGER) WITH (partitioned_by = ARRAY['region'])")
+    assert info.value.code is ErrorCode.INVALID_TABLE_PROPERTY
+    assert str(info.value) == (
+        "[INVALID_TABLE_PROPERTY] Table property 'partitioned_by': partition column 'region' is not a column "
+        "of table default.p"
+    )
+    assert memory_engine.execute("SHOW TABLES").rows() == []
+
+
+def test_create_table_as_passes_its_properties_to_the_connector(memory_engine: Engine) -> None:
+    result = memory_engine.execute(
+        "CREATE TABLE p WITH (partitioned_by = ARRAY['region']) AS SELECT 1 AS id, 'r1' AS region"
+    )
+    assert result.row_count == 1
+    connector = memory_engine.catalog("lake")
+    meta = connector.get_metadata()
+    session = ConnectorSession(catalog="lake")
+    handle = meta.get_table_handle(session=session, table=SchemaTableName(schema="default", table="p"))
+    assert handle is not None
+    assert meta.get_table_metadata(session=session, table_handle=handle).properties == {"partitioned_by": ["region"]}
+    assert meta.get_insert_layout(session=session, table_handle=handle) == ConnectorTableLayout(
+        partition_columns=("region",)
+    )
+    assert memory_engine.execute("SELECT id, region FROM p").rows() == [(1, "r1")]

@@ -6,9 +6,51 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from mergekit import Engine
+from mergekit.errors import ErrorCode, MergekitError
+from mergekit.execution.session import local_session
 from mergekit.testing import BaseConnectorTest
 
 
 class TestPartitionedKit(BaseConnectorTest):
     def catalog(self, tmp_path: Path) -> Any:
-        return {"connector": "partitioned", "warehouse": str(tmp_path / "wh")}
+        return self_catalog(tmp_path)
+
+
+def test_table_properties_are_those_of_the_base_connector(tmp_path: Path) -> None:
+    """A plain CREATE TABLE goes to the base connector, so the base's table properties apply, and only those."""
+    catalogs = {"lake": {"connector": "partitioned", "base": "memory", "warehouse": str(tmp_path / "wh")}}
+    engine = Engine(spark=local_session(), catalogs=catalogs)
+    try:
+        assert [p.name for p in engine.catalog("lake").get_table_properties()] == ["partitioned_by"]
+        engine.execute("CREATE TABLE p (id INTEGER, region VARCHAR) WITH (partitioned_by = ARRAY['region'])")
+        with pytest.raises(MergekitError) as info:
+            engine.execute("CREATE TABLE q (id INTEGER) WITH (bogus_prop = 42)")
+        assert str(info.value) == (
+            "[INVALID_TABLE_PROPERTY] Catalog 'lake' table property 'bogus_prop' does not exist. "
+            "Valid properties: partitioned_by"
+        )
+        assert engine.execute("SHOW TABLES").rows() == [("p",)]
+    finally:
+        engine.close()
+
+
+def test_merge_table_ddl_takes_no_properties(tmp_path: Path) -> None:
+    """CREATE MERGE TABLE has no WITH clause (MonetDB's syntax): one is refused, not dropped."""
+    engine = Engine(spark=local_session(), catalogs={"lake": self_catalog(tmp_path)})
+    try:
+        with pytest.raises(MergekitError) as info:
+            engine.execute("CREATE MERGE TABLE m (id INTEGER) WITH (bogus_prop = 42)")
+        assert info.value.code is ErrorCode.SYNTAX_ERROR
+        assert "bogus_prop" in str(info.value)
+        with pytest.raises(MergekitError):  # after PARTITION BY too (today with a message about the column list)
+            engine.execute("CREATE MERGE TABLE m (id INTEGER) PARTITION BY RANGE ON (id) WITH (bogus_prop = 42)")
+        assert engine.execute("SHOW TABLES").rows() == []
+    finally:
+        engine.close()
+
+
+def self_catalog(tmp_path: Path) -> Any:
+    return {"connector": "partitioned", "warehouse": str(tmp_path / "wh")}

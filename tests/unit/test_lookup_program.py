@@ -169,7 +169,7 @@ def test_keys_are_cut_at_the_connectors_points() -> None:
 
 
 def test_journal_cut_points_and_key_range() -> None:
-    from mergekit_journal._index import key_range, partition_points
+    from mergekit_journal._index_handle import key_range, partition_points
     from mergekit_journal._metadata import FileRow
 
     def file(lo, hi, rows=10):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from mergekit.spi import (
@@ -14,6 +14,7 @@ from mergekit.spi import (
     ConnectorPageSinkProvider,
     ConnectorPageSourceProvider,
     ConnectorSplitManager,
+    PropertyMetadata,
 )
 
 from ._catalog import open_catalog
@@ -54,6 +55,12 @@ class JournalConnector(Connector):
 
     def get_page_sink_provider(self) -> ConnectorPageSinkProvider:
         return self._page_sinks
+
+    def get_table_properties(self) -> Sequence[PropertyMetadata]:
+        """None: a table's key is its PRIMARY KEY clause (or the catalog options ``journal_tables`` /
+        ``default_key``) and the version type is the catalog option ``version_type``, so ``CREATE TABLE ...
+        WITH (...)`` accepts no property."""
+        return ()
 
     def get_procedures(self) -> Mapping[str, Any]:
         return {

@@ -1,7 +1,7 @@
 """The journal's index on its key: the latest rows of a share of a MERGE source's keys, read on an executor.
 
 The driver resolves the index once per statement (``JournalMetadata.resolve_index``): the snapshot's files with
-their key ranges. A lookup then plans, in the task, exactly what a keyed scan plans on the driver
+their key ranges (``_index_handle``). A lookup then plans, in the task, exactly what a keyed scan plans on the driver
 (``keyed_splits``: base files read plainly for the wanted keys their ranges can hold, the keys the deltas touch
 resolved in the deltas) and runs those splits' page sources one after the other. Nothing about the source's
 keys goes through the driver, and the target rows never leave the task that joins them.
@@ -12,32 +12,22 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import attrs
 import pyarrow as pa
 
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import (
     ColumnHandle,
     ConnectorIndex,
-    ConnectorIndexHandle,
     ConnectorIndexProvider,
     ConnectorPageSource,
     ConnectorSession,
 )
 
-from ._handles import JournalTableHandle
-from ._metadata import FileRow, keyed_splits
+from ._index_handle import JournalIndexHandle
 from ._read import JournalPageSource
+from ._scan_planning import keyed_splits
 
-__all__ = ["JournalIndexHandle", "JournalIndexProvider", "JournalIndex", "partition_points", "key_range"]
-
-
-@attrs.frozen(kw_only=True)
-class JournalIndexHandle(ConnectorIndexHandle):
-    """The snapshot's files (catalog rows with key ranges) of a table with a single-column key."""
-
-    table_handle: JournalTableHandle
-    files: tuple[FileRow, ...] = attrs.field(converter=tuple)
+__all__ = ["JournalIndexProvider", "JournalIndex"]
 
 
 class JournalIndexProvider(ConnectorIndexProvider):
@@ -84,25 +74,3 @@ class _Lookup(ConnectorPageSource):
                 yield from source
             finally:
                 source.close()
-
-
-def partition_points(files: Sequence[FileRow]) -> tuple[Any, ...]:
-    """Where to cut the key space between files: the lowest key of each file after the first, when the
-    files' key ranges (in key order) do not overlap; else none. Files of a bulk load or a compaction are
-    disjoint ranges of about the same size, so lookups of keys between two points read one file."""
-    ranged = sorted((f for f in files if f.key_min is not None and f.row_count), key=lambda f: f.key_min)
-    points: list[Any] = []
-    for before, after in zip(ranged, ranged[1:], strict=False):
-        if not after.key_min > before.key_max:
-            return ()
-        points.append(after.key_min)
-    return tuple(points)
-
-
-def key_range(files: Sequence[FileRow]) -> tuple[Any, Any] | None:
-    """Bounds of the first key column over every file (tombstones included: a lookup of a deleted key
-    reads its file too), or None when a file with rows has no statistics."""
-    ranged = [f for f in files if f.row_count]
-    if not ranged or any(f.key_min is None or f.key_max is None for f in ranged):
-        return None
-    return min(f.key_min for f in ranged), max(f.key_max for f in ranged)

@@ -32,6 +32,7 @@ from mergekit.spi import (
     ConnectorTableMetadata,
     Constraint,
     MergeOperation,
+    PropertyMetadata,
     RowChangeParadigm,
     SchemaTableName,
     TableVersion,
@@ -39,6 +40,14 @@ from mergekit.spi import (
 
 ROW_ID = "$row_id"
 ROW_ID_TYPE = pa.int64()
+#: The table properties of ``CREATE TABLE ... WITH (...)`` (docs/connectors/memory.md).
+TABLE_PROPERTIES = (
+    PropertyMetadata(
+        name="partitioned_by",
+        description="Columns whose values pick the writer task of a row: the table's insert layout",
+        type="array(varchar)",
+    ),
+)
 _SPLIT_ROWS = 4096
 
 
@@ -134,7 +143,10 @@ class MemoryMetadata(ConnectorMetadata):
             names = [c.name for c in table_metadata.columns]
             for p in partitioned_by:
                 if p not in names:
-                    raise MergekitError(ErrorCode.INVALID_TABLE_PROPERTY, f"Partition column '{p}' is not a column")
+                    raise MergekitError(
+                        ErrorCode.INVALID_TABLE_PROPERTY,
+                        f"Table property 'partitioned_by': partition column '{p}' is not a column of table {name}",
+                    )
             columns = (*table_metadata.columns, ColumnMetadata(name=ROW_ID, type=ROW_ID_TYPE, hidden=True))
             meta = attrs.evolve(table_metadata, columns=columns)
             schema = pa.schema([pa.field(c.name, c.type) for c in columns])
@@ -365,6 +377,9 @@ class MemoryConnector(Connector):
 
     def get_page_sink_provider(self) -> ConnectorPageSinkProvider:
         return MemoryPageSinkProvider()
+
+    def get_table_properties(self) -> Sequence[PropertyMetadata]:
+        return TABLE_PROPERTIES
 
 
 class MemoryConnectorFactory(ConnectorFactory):

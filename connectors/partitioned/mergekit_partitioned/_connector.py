@@ -8,7 +8,7 @@ the partition registry (default ``<warehouse>/_partitions.sqlite``). Every other
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib.metadata import entry_points
 from typing import Any, ClassVar
 
@@ -20,6 +20,7 @@ from mergekit.spi import (
     ConnectorPageSinkProvider,
     ConnectorPageSourceProvider,
     ConnectorSplitManager,
+    PropertyMetadata,
 )
 
 from ._io import PartitionedPageSinkProvider, PartitionedPageSourceProvider
@@ -82,6 +83,11 @@ class PartitionedConnector(Connector):
         if self._sinks is None:
             return self.base.get_page_sink_provider()
         return self._sinks
+
+    def get_table_properties(self) -> Sequence[PropertyMetadata]:
+        """The base connector's: a plain CREATE TABLE goes to the base unchanged. (CREATE MERGE TABLE takes
+        no WITH clause.)"""
+        return self.base.get_table_properties()
 
     def get_procedures(self) -> Mapping[str, Any]:
         return self.base.get_procedures()

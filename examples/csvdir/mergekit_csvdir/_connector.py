@@ -39,6 +39,7 @@ from mergekit.spi import (
     ConnectorTableHandle,
     ConnectorTableMetadata,
     Constraint,
+    PropertyMetadata,
     RowChangeParadigm,
     SchemaTableName,
     TableVersion,
@@ -412,6 +413,12 @@ class CsvDirectoryConnector(Connector):
 
     def get_page_sink_provider(self) -> ConnectorPageSinkProvider:
         return CsvDirectoryPageSinkProvider()
+
+    def get_table_properties(self) -> Sequence[PropertyMetadata]:
+        # csvdir has no table properties, so the engine refuses every WITH (...) property before create_table.
+        # A connector with some declares them here, e.g. PropertyMetadata(name="delimiter", type="varchar",
+        # description="Field separator of the data files", default=","), and reads them in create_table.
+        return ()
 
 
 class CsvDirectoryConnectorFactory(ConnectorFactory):

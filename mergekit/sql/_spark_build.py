@@ -1,0 +1,94 @@
+"""Small builders of Spark sqlglot expressions for the Trino SQL -> Spark SQL rewrite.
+
+Literals, casts, anonymous function calls, parenthesizing (``_atom``), NULL tests, the nullable boolean
+combinators the TRY bookkeeping uses (``_both``, ``_or``, ``_failed``) and a few constants. They know no
+Trino semantics; the rewrite (``_spark_rewrite``) and every handler module share them.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+
+def _lit(value: float | str) -> exp.Expr:
+    if isinstance(value, str):
+        return exp.Literal.string(value)
+    if isinstance(value, int) and value < 0:
+        return exp.Paren(this=exp.Literal.number(value))
+    return exp.Literal.number(value)
+
+
+_DT_CACHE: dict[str, exp.DataType] = {}
+
+
+def _spark_dt(spark_type: str) -> exp.DataType:
+    dt = _DT_CACHE.get(spark_type)
+    if dt is None:
+        dt = _DT_CACHE[spark_type] = exp.DataType.build(spark_type, dialect="spark")
+    return dt.copy()
+
+
+def _cast(e: exp.Expr, spark_type: str, safe: bool = False) -> exp.Expr:
+    if safe:
+        return exp.TryCast(this=e, to=_spark_dt(spark_type), safe=True)
+    return exp.Cast(this=e, to=_spark_dt(spark_type))
+
+
+def _fn(name: str, *args: exp.Expr) -> exp.Expr:
+    return exp.Anonymous(this=name, expressions=list(args))
+
+
+def _atom(e: exp.Expr) -> exp.Expr:
+    """``e`` wrapped in parentheses unless it is self-delimiting, so it can be nested anywhere."""
+    if isinstance(e, (exp.Binary, exp.Unary, exp.Predicate)) and not isinstance(e, exp.Paren) and not _is_function(e):
+        return exp.Paren(this=e)
+    if isinstance(e, exp.Literal) and e.is_number and e.this.startswith("-"):
+        return exp.Paren(this=e)
+    return e
+
+
+def _dup(e: exp.Expr) -> exp.Expr:
+    return _atom(e.copy())
+
+
+def _is_null(e: exp.Expr) -> exp.Expr:
+    return exp.Is(this=_dup(e), expression=exp.Null())
+
+
+def _not_null(e: exp.Expr) -> exp.Expr:
+    return exp.not_(exp.Is(this=_dup(e), expression=exp.Null()), copy=False)
+
+
+def _both(cond: exp.Expr, fail: exp.Expr | None) -> exp.Expr | None:
+    """``cond AND fail`` where a missing ``fail`` means "cannot fail" (so the result cannot either)."""
+    return None if fail is None else exp.and_(cond, fail, copy=False)
+
+
+def _or(*conds: exp.Expr | None) -> exp.Expr | None:
+    parts = [c for c in conds if c is not None]
+    if not parts:
+        return None
+    return exp.Paren(this=exp.or_(*parts, copy=False)) if len(parts) > 1 else parts[0]
+
+
+def _case(whens: list[tuple[exp.Expr, exp.Expr]], default: exp.Expr | None) -> exp.Expr:
+    return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in whens], default=default)
+
+
+def _failed(result: exp.Expr, *inputs: exp.Expr) -> exp.Expr:
+    """True when a ``try_*`` form returned NULL although none of its inputs was NULL."""
+    return exp.and_(*[_not_null(i) for i in inputs], _is_null(result), copy=False)
+
+
+_DOUBLE_INF = exp.Cast(this=exp.Literal.string("Infinity"), to=exp.DataType.build("DOUBLE"))
+_DOUBLE_NAN = exp.Cast(this=exp.Literal.string("NaN"), to=exp.DataType.build("DOUBLE"))
+_TWO_POW_52 = 4503599627370496
+
+
+def _func_name(node: exp.Expr) -> str:
+    return node.sql_name() if isinstance(node, exp.Func) else node.key.upper()
+
+
+def _is_function(node: exp.Expr) -> bool:
+    """sqlglot models AND/OR and EXISTS as functions too; those are operators here."""
+    return isinstance(node, exp.Func) and not isinstance(node, (exp.Connector, exp.Exists))

@@ -1,0 +1,218 @@
+"""Rewrite handlers for string, conditional and date/time functions.
+
+LIKE without an implicit escape, substring/trim/strpos edge cases, greatest/least returning NULL on a NULL
+argument, IF without ELSE, regexp_replace, date_add/date_diff/date_trunc with Trino's units, extract and the
+date-part functions, and ``sequence()`` of integers as array(bigint). Registered in ``HANDLERS`` (see
+``_spark_rewrite``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sqlglot import exp
+
+from mergekit.errors import ErrorCode, MergekitError
+
+from ._spark_build import _case, _cast, _dup, _fn, _is_null, _lit
+from ._spark_rewrite import _Handler, _need, _Out, _registrar, _Rewriter
+from ._spark_types import _T, DATE, NOTYPE, _common_type, _not_supported
+
+HANDLERS: dict[type, _Handler] = {}
+_handles = _registrar(HANDLERS)
+
+
+# ---- strings
+
+
+@_handles(exp.Like)
+def _like(rw: _Rewriter, node: exp.Like, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    """Trino's LIKE has no escape character unless ESCAPE is given; Spark's default is backslash."""
+    if isinstance(node.parent, exp.Escape):
+        return node, None
+    pattern = node.expression
+    if isinstance(pattern, exp.Literal) and pattern.is_string:
+        node.set("expression", exp.Literal.string(pattern.this.replace("\\", "\\\\")))
+    else:
+        node.set("expression", exp.Replace(this=pattern, expression=_lit("\\"), replacement=_lit("\\\\")))
+    return node, None
+
+
+@_handles(exp.Substring)
+def _substring(rw: _Rewriter, node: exp.Substring, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    """Trino returns '' for start 0 or a negative start before the beginning; Spark clamps both."""
+    start = node.args.get("start")
+    if start is None or (start.is_int and int(start.name) > 0):
+        return node, None
+    length = node.args.get("length")
+    s = node.this
+    empty = exp.Substring(
+        this=_dup(s),
+        start=_lit(1),
+        length=exp.Mul(this=_dup(length), expression=_lit(0)) if length is not None else _lit(0),
+    )
+    before_start = exp.or_(
+        exp.EQ(this=_dup(start), expression=_lit(0)),
+        exp.LT(this=_dup(start), expression=exp.Neg(this=exp.Length(this=_dup(s)))),
+        copy=False,
+    )
+    return _case([(before_start, empty)], node), None
+
+
+_WS = r"\p{javaWhitespace}"
+
+
+@_handles(exp.Trim)
+def _trim(rw: _Rewriter, node: exp.Trim, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    """Trino's one-argument trim removes all whitespace (Character.isWhitespace); Spark's only spaces."""
+    if node.args.get("expression") is not None:
+        return node, None
+    position = (node.args.get("position") or "BOTH").upper()
+    pattern = {"LEADING": f"^{_WS}+", "TRAILING": f"{_WS}+$"}.get(position, f"^{_WS}+|{_WS}+$")
+    return _fn("REGEXP_REPLACE", node.this, _lit(pattern), _lit("")), None
+
+
+@_handles(exp.StrPosition)
+def _strpos(rw: _Rewriter, node: exp.StrPosition, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    if node.args.get("occurrence") is not None or node.args.get("position") is not None:
+        raise _not_supported("strpos with an instance argument is not supported")
+    return node, None
+
+
+@_handles(exp.Greatest, exp.Least)
+def _greatest(rw: _Rewriter, node: exp.Expr, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    """Trino's greatest/least return NULL when any argument is NULL; Spark's skip NULLs."""
+    args = [node.this] + list(node.expressions)
+    any_null = exp.or_(*[_is_null(a) for a in args], copy=False)
+    return _case([(any_null, exp.Null())], node), None
+
+
+@_handles(exp.If)
+def _if(rw: _Rewriter, node: exp.If, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    if not isinstance(node.parent, exp.Case) and node.args.get("false") is None:
+        node.set("false", exp.Null())
+    return node, None
+
+
+@_handles(exp.RegexpReplace)
+def _regexp_replace(rw: _Rewriter, node: exp.RegexpReplace, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    if any(node.args.get(k) is not None for k in ("position", "occurrence", "modifiers")):
+        raise _not_supported("regexp_replace with extra arguments is not supported")
+    return node, None
+
+
+# ---- date and time
+
+_DATE_UNITS = {"DAY", "WEEK", "MONTH", "QUARTER", "YEAR"}
+_TIME_UNITS = {"MILLISECOND", "SECOND", "MINUTE", "HOUR"} | _DATE_UNITS
+
+
+def _unit(node: exp.Expr) -> str:
+    unit = node.args.get("unit")
+    name = (unit.name if unit is not None else "DAY").upper()
+    return {"MILLISECONDS": "MILLISECOND"}.get(name, name)
+
+
+@_handles(exp.DateAdd)
+def _date_add(rw: _Rewriter, node: exp.DateAdd, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    unit, x, n = _unit(node), node.this, node.expression
+    src = _need(types["this"], f"{node.sql('trino')}")
+    if src == DATE:
+        if unit not in _DATE_UNITS:
+            raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"'{unit.lower()}' is not a valid DATE field")
+        count = _cast(n, "INT")
+        if unit == "DAY":
+            return _fn("DATE_ADD", x, count), None
+        if unit == "WEEK":
+            return _fn("DATE_ADD", x, exp.Mul(this=count, expression=_lit(7))), None
+        months = {"MONTH": 1, "QUARTER": 3, "YEAR": 12}[unit]
+        return _fn("ADD_MONTHS", x, count if months == 1 else exp.Mul(this=count, expression=_lit(months))), None
+    if src.name.startswith("timestamp"):
+        if unit not in _TIME_UNITS:
+            raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"'{unit.lower()}' is not a valid TIMESTAMP field")
+        return _fn("TIMESTAMPADD", exp.var(unit), n, x), None
+    raise _not_supported(f"date_add on {src}")
+
+
+@_handles(exp.DateDiff)
+def _date_diff(rw: _Rewriter, node: exp.DateDiff, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    unit = _unit(node)
+    src = _common_type(_need(types["this"], node.sql("trino")), _need(types["expression"], node.sql("trino")))
+    allowed = _DATE_UNITS if src == DATE else _TIME_UNITS
+    if unit not in allowed:
+        raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"'{unit.lower()}' is not a valid {src} field")
+    return _fn("TIMESTAMPDIFF", exp.var(unit), node.expression, node.this), None
+
+
+@_handles(exp.TimestampTrunc, exp.DateTrunc)
+def _date_trunc(rw: _Rewriter, node: exp.Expr, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    unit = _unit(node)
+    src = _need(types["this"], f"{node.sql('trino')}")
+    allowed = _DATE_UNITS if src == DATE else _TIME_UNITS
+    if unit not in allowed:
+        raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"'{unit.lower()}' is not a valid {src} field")
+    truncated = _fn("DATE_TRUNC", _lit(unit), node.this)
+    if src == DATE:
+        return _cast(truncated, "DATE"), None
+    if src.name == "timestamp":
+        return _cast(truncated, "TIMESTAMP_NTZ"), None
+    return truncated, None
+
+
+_EXTRACT: dict[str, Callable[[exp.Expr], exp.Expr]] = {
+    "YEAR": lambda x: _fn("YEAR", x),
+    "QUARTER": lambda x: _fn("QUARTER", x),
+    "MONTH": lambda x: _fn("MONTH", x),
+    "WEEK": lambda x: _fn("WEEKOFYEAR", x),
+    "DAY": lambda x: _fn("DAY", x),
+    "DAY_OF_MONTH": lambda x: _fn("DAY", x),
+    "DAY_OF_WEEK": lambda x: exp.Add(this=_fn("WEEKDAY", x), expression=_lit(1)),
+    "DOW": lambda x: exp.Add(this=_fn("WEEKDAY", x), expression=_lit(1)),
+    "DAY_OF_YEAR": lambda x: _fn("DAYOFYEAR", x),
+    "DOY": lambda x: _fn("DAYOFYEAR", x),
+    "YEAR_OF_WEEK": lambda x: exp.Extract(this=exp.var("YEAROFWEEK"), expression=x),
+    "YOW": lambda x: exp.Extract(this=exp.var("YEAROFWEEK"), expression=x),
+    "HOUR": lambda x: _fn("HOUR", x),
+    "MINUTE": lambda x: _fn("MINUTE", x),
+    "SECOND": lambda x: _fn("SECOND", x),
+}
+_EXTRACT_NODES: dict[type[exp.Expr], str] = {
+    exp.Year: "YEAR", exp.Quarter: "QUARTER", exp.Month: "MONTH", exp.Day: "DAY", exp.DayOfMonth: "DAY",
+    exp.DayOfWeekIso: "DAY_OF_WEEK", exp.DayOfYear: "DAY_OF_YEAR", exp.WeekOfYear: "WEEK", exp.Hour: "HOUR",
+    exp.Minute: "MINUTE", exp.Second: "SECOND",
+}  # fmt: skip
+
+
+def _extract_field(field_name: str, x: exp.Expr, src: _T) -> exp.Expr:
+    build = _EXTRACT.get(field_name)
+    if build is None:
+        raise _not_supported(f"extract({field_name.lower()} ...) is not supported")
+    if src == DATE and field_name in ("HOUR", "MINUTE", "SECOND"):
+        raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"cannot extract {field_name.lower()} from a date")
+    return _cast(build(x), "BIGINT")
+
+
+@_handles(*_EXTRACT_NODES)
+def _date_part(rw: _Rewriter, node: exp.Expr, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    return _extract_field(_EXTRACT_NODES[type(node)], node.this, types["this"]), None
+
+
+@_handles(exp.Extract)
+def _extract(rw: _Rewriter, node: exp.Extract, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    return _extract_field(node.this.name.upper(), node.expression, types["expression"]), None
+
+
+@_handles(exp.Localtimestamp)
+def _localtimestamp(rw: _Rewriter, node: exp.Expr, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    return _fn("LOCALTIMESTAMP"), None
+
+
+@_handles(exp.GenerateSeries)
+def _sequence(rw: _Rewriter, node: exp.GenerateSeries, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    """Trino's sequence() of integers is array(bigint); Spark's keeps the argument type."""
+    for key in ("start", "end", "step"):
+        value = node.args.get(key)
+        if value is not None and types.get(key, NOTYPE).integral:
+            node.set(key, _cast(value, "BIGINT"))
+    return node, None

@@ -1,0 +1,361 @@
+"""Rewrite handlers for numbers: arithmetic, numeric functions, aggregates and windows.
+
+Integer and decimal division and modulus with Trino's result types (and IEEE results for floating point
+division by zero), decimal precision kept the way Trino keeps it, overflow inside TRY, rounding half away
+from zero, floor/ceil/sign/ln/log, ``random()``, and the decimal results of ``sum``/``avg``. Registered in
+``HANDLERS`` (see ``_spark_rewrite``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+
+from ._spark_build import (
+    _DOUBLE_INF,
+    _DOUBLE_NAN,
+    _TWO_POW_52,
+    _atom,
+    _case,
+    _cast,
+    _dup,
+    _failed,
+    _fn,
+    _func_name,
+    _lit,
+)
+from ._spark_rewrite import _Handler, _need, _Out, _registrar, _Rewriter
+from ._spark_types import (
+    _INT_MIN,
+    _MAX_PRECISION,
+    _T,
+    BIGINT,
+    DOUBLE,
+    REAL,
+    UNKNOWN,
+    _as_decimal,
+    _decimal,
+    _not_supported,
+    _spark_type,
+)
+
+HANDLERS: dict[type, _Handler] = {}
+_handles = _registrar(HANDLERS)
+
+
+# ---- arithmetic
+
+
+@_handles(exp.Div)
+def _div(rw: _Rewriter, node: exp.Div, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    a, b = node.this, node.expression
+    ta, tb = types["this"], types["expression"]
+    if ta == UNKNOWN or tb == UNKNOWN:
+        return _typed_null(t), None
+    _need(t, f"the division {node.sql('trino')}")
+    if t.integral:
+        return _int_div(a, b, t, safe)
+    if t.decimal:
+        return _decimal_div(a, b, _as_decimal(ta), _as_decimal(tb), t, safe)
+    if t.floating:
+        # IEEE division (x/0 is ±Infinity or NaN on Trino; Spark's ANSI mode raises instead). The sign of
+        # a zero divisor counts (1/-0.0 is -Infinity); Spark prints -0.0 with its sign.
+        inf = _DOUBLE_INF.copy() if t == DOUBLE else _cast(_lit("Infinity"), "FLOAT")
+        negative_zero = _fn("STARTSWITH", _cast(_dup(b), "STRING"), _lit("-"))
+        signed_inf = _fn("IF", negative_zero, exp.Neg(this=inf.copy()), inf)
+        by_zero = exp.Mul(this=_dup(a), expression=signed_inf)
+        div = exp.Div(this=_atom(a), expression=_atom(b), typed=False, safe=False)
+        return _case([(exp.EQ(this=_dup(b), expression=_lit(0)), by_zero)], div), None
+    raise _not_supported(f"division of {ta} by {tb}")
+
+
+def _typed_null(t: _T) -> exp.Expr:
+    """NULL with Trino's result type (``NULL / 2`` is an INTEGER NULL)."""
+    return _cast(exp.Null(), _spark_type(t)) if t.known and t != UNKNOWN else exp.Null()
+
+
+def _int_div(a: exp.Expr, b: exp.Expr, t: _T, safe: bool) -> _Out:
+    idiv = exp.IntDiv(this=_atom(a), expression=_atom(b))
+    spark = _spark_type(t)
+    if not safe:
+        return (idiv if t == BIGINT else _cast(exp.Paren(this=idiv), spark)), None
+    guard: exp.Expr = exp.EQ(this=_dup(b), expression=_lit(0))
+    if t == BIGINT:  # Long.MIN_VALUE / -1 overflows inside DIV itself
+        overflow = exp.and_(
+            exp.EQ(this=_dup(a), expression=_lit(_INT_MIN["bigint"])),
+            exp.EQ(this=_dup(b), expression=_lit(-1)),
+            copy=False,
+        )
+        guard = exp.or_(guard, overflow, copy=False)
+    value = _case([(guard, exp.Null())], _cast(exp.Paren(this=idiv), spark, safe=True))
+    return value, _failed(value, a, b)
+
+
+def _spark_decimal_div_scale(p1: int, s1: int, p2: int, s2: int) -> int:
+    """Scale of Spark's decimal division result (spark.sql.decimalOperations.allowPrecisionLoss=true)."""
+    scale = max(6, s1 + p2 + 1)
+    precision = p1 - s1 + s2 + scale
+    if precision <= _MAX_PRECISION:
+        return scale
+    int_digits = precision - scale
+    return max(_MAX_PRECISION - int_digits, min(scale, 6))
+
+
+def _decimal_div(a: exp.Expr, b: exp.Expr, da: _T, db: _T, t: _T, safe: bool) -> _Out:
+    """Trino's decimal division: scale max(s1, s2), HALF_UP. Spark divides with a wider scale; widening
+    the dividend first makes that scale at least ``s + p2`` so that rounding it again to ``s`` is exact."""
+    assert da.p is not None and da.s is not None and db.p is not None and db.s is not None
+    assert t.p is not None and t.s is not None
+    extra = max(0, db.s - 1 - da.s)
+    if extra and da.p + extra <= _MAX_PRECISION:
+        a = _cast(a, f"DECIMAL({da.p + extra},{da.s + extra})")
+        da = _decimal(da.p + extra, da.s + extra)
+    assert da.p is not None and da.s is not None
+    if _spark_decimal_div_scale(da.p, da.s, db.p, db.s) < t.s:
+        raise _not_supported(
+            f"decimal division {da} / {db}: Spark cannot compute the {t.s} fractional digits Trino returns"
+        )
+    spark = _spark_type(t)
+    if not safe:
+        return _cast(exp.Div(this=_atom(a), expression=_atom(b), typed=False, safe=False), spark), None
+    value = _cast(_fn("TRY_DIVIDE", a, b), spark, safe=True)
+    return value, _failed(value, a, b)
+
+
+@_handles(exp.Mod)
+def _mod(rw: _Rewriter, node: exp.Mod, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    a, b = node.this, node.expression
+    if types["this"] == UNKNOWN or types["expression"] == UNKNOWN:
+        return _typed_null(t), None
+    _need(t, f"the modulus {node.sql('trino')}")
+    if t.floating:
+        nan = _DOUBLE_NAN.copy() if t == DOUBLE else _cast(_lit("NaN"), "FLOAT")
+        mod = exp.Mod(this=_atom(a), expression=_atom(b))
+        return _case([(exp.EQ(this=_dup(b), expression=_lit(0)), exp.Mul(this=_dup(a), expression=nan))], mod), None
+    if not t.exact:
+        raise _not_supported(f"modulus of {types['this']} by {types['expression']}")
+    if not safe:
+        return node, None  # Java remainder semantics on both engines; ANSI raises on zero
+    value = _fn("TRY_MOD", a, b)
+    return value, _failed(value, a, b)
+
+
+@_handles(exp.Add, exp.Sub, exp.Mul)
+def _add_sub_mul(rw: _Rewriter, node: exp.Binary, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    a, b = node.this, node.expression
+    if t.decimal:
+        a, b = _fit_decimal_operands(type(node), a, b, types["this"], types["expression"], safe)
+        node.set("this", a)
+        node.set("expression", b)
+    if not safe or not t.exact:
+        return node, None  # ANSI mode raises on integer/decimal overflow, as Trino does
+    name = {exp.Add: "TRY_ADD", exp.Sub: "TRY_SUBTRACT", exp.Mul: "TRY_MULTIPLY"}[type(node)]
+    value = _fn(name, a, b)
+    return value, _failed(value, a, b)
+
+
+def _fit_decimal_operands(
+    op: type[exp.Expr], a: exp.Expr, b: exp.Expr, ta: _T, tb: _T, safe: bool
+) -> tuple[exp.Expr, exp.Expr]:
+    """Keep Spark from trading fractional digits for integer digits.
+
+    Beyond 38 digits of precision Spark (``allowPrecisionLoss``) shrinks a result scale above 6, silently
+    rounding e.g. decimal(38,10) + decimal(38,10) to 9 digits, while Trino keeps the scale and caps the
+    precision at 38. Narrowing the operands' integer digits first gives Spark exactly Trino's result type;
+    a value too large for a narrowed operand raises an overflow error instead of losing digits."""
+    if not (ta.exact and tb.exact):
+        return a, b
+    sa, sb = _spark_decimal(ta), _spark_decimal(tb)
+    int_a, int_b, s1, s2 = sa[0] - sa[1], sb[0] - sb[1], sa[1], sb[1]
+    if op is exp.Mul:
+        scale, raw = s1 + s2, int_a + int_b + s1 + s2 + 1
+    else:
+        scale, raw = max(s1, s2), max(int_a, int_b) + max(s1, s2) + 1
+    if raw <= _MAX_PRECISION or max(_MAX_PRECISION - (raw - scale), min(scale, 6)) >= scale:
+        return a, b  # Spark keeps the full scale
+    budget = _MAX_PRECISION - 1 - scale  # integer digits Spark can keep without touching the scale
+    if budget < 0:
+        raise _not_supported(f"decimal arithmetic on {ta} and {tb}: scale {scale} is too large for Spark")
+    if op is exp.Mul:
+        if int_a + int_b > budget:
+            half = budget // 2
+            if int_a <= half:
+                int_b = budget - int_a
+            elif int_b <= budget - half:
+                int_a = budget - int_b
+            else:
+                int_a, int_b = half, budget - half
+    else:
+        int_a, int_b = min(int_a, budget), min(int_b, budget)
+    if ta.integral or int_a + s1 < sa[0]:
+        a = _cast(a, f"DECIMAL({max(int_a + s1, 1)},{s1})", safe)
+    if tb.integral or int_b + s2 < sb[0]:
+        b = _cast(b, f"DECIMAL({max(int_b + s2, 1)},{s2})", safe)
+    return a, b
+
+
+def _spark_decimal(t: _T) -> tuple[int, int]:
+    """(precision, scale) Spark gives an exact operand in decimal arithmetic (a BIGINT takes 20 digits)."""
+    if t.integral:
+        return {"tinyint": 3, "smallint": 5, "integer": 10, "bigint": 20}[t.name], 0
+    assert t.p is not None and t.s is not None
+    return t.p, t.s
+
+
+@_handles(exp.Neg)
+def _neg(rw: _Rewriter, node: exp.Neg, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    if not safe or not t.integral:
+        return node, None
+    value = _fn("TRY_SUBTRACT", _cast(_lit(0), _spark_type(t)), node.this)
+    return value, _failed(value, node.this)
+
+
+@_handles(exp.Abs)
+def _abs(rw: _Rewriter, node: exp.Abs, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    if not safe or not t.integral:
+        return node, None
+    overflow = exp.EQ(this=_dup(node.this), expression=_cast(_lit(_INT_MIN[t.name]), _spark_type(t)))
+    return _case([(overflow, exp.Null())], node), exp.Coalesce(this=overflow.copy(), expressions=[exp.false()])
+
+
+# ---- numbers
+
+
+@_handles(exp.Round)
+def _round(rw: _Rewriter, node: exp.Round, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    x, d = node.this, node.args.get("decimals")
+    src = _need(types["this"], f"{node.sql('trino')}")
+    if src.integral:
+        return (x if d is None else node), None
+    if src.decimal:
+        if d is not None and not (d.is_int or (isinstance(d, exp.Neg) and d.this.is_int)):
+            raise _not_supported("round(decimal, n) needs a constant n on Spark")
+        return _cast(node, _spark_type(t)), None
+    if src.floating:
+        return _round_float(x, d, src), None
+    raise _not_supported(f"round({src})")
+
+
+def _round_float(x: exp.Expr, d: exp.Expr | None, src: _T) -> exp.Expr:
+    """Trino's round(double, d): ``Math.round(|x| * 10^d) / 10^d`` with x's sign (half away from zero,
+    computed in binary floating point, so round(2.675, 2) = 2.67). Spark rounds the decimal text."""
+    v = _cast(x, "DOUBLE") if src == REAL else _atom(x)
+    factor = _fn("POWER", _lit(10), d) if d is not None else None
+
+    def scaled(e: exp.Expr) -> exp.Expr:
+        return exp.Mul(this=_atom(e), expression=factor.copy()) if factor is not None else e
+
+    def unscaled(e: exp.Expr) -> exp.Expr:
+        return (
+            exp.Div(this=_atom(e), expression=factor.copy(), typed=False, safe=False)
+            if factor is not None
+            else _cast(e, "DOUBLE")
+        )
+
+    def half_up(e: exp.Expr) -> exp.Expr:
+        return _fn("FLOOR", exp.Add(this=_atom(e), expression=_lit(0.5)))
+
+    neg = exp.Neg(this=exp.Paren(this=unscaled(half_up(scaled(exp.Neg(this=v.copy()))))))
+    pos = unscaled(half_up(scaled(v.copy())))
+    big = exp.GTE(this=_fn("ABS", scaled(v.copy())), expression=_lit(_TWO_POW_52))
+    value = _case(
+        [
+            (exp.or_(_fn("ISNAN", v.copy()), big, copy=False), v.copy()),
+            (exp.LT(this=v.copy(), expression=_lit(0)), neg),
+        ],
+        pos,
+    )
+    return _cast(value, "FLOAT") if src == REAL else value
+
+
+@_handles(exp.Floor, exp.Ceil)
+def _floor(rw: _Rewriter, node: exp.Expr, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    src = _need(types["this"], f"{node.sql('trino')}")
+    if node.args.get("decimals") is not None:
+        raise _not_supported(f"{_func_name(node)} with a scale is not supported")
+    if src.integral:
+        return node.this, None
+    if src.floating:
+        # Spark's FLOOR/CEIL of a DOUBLE is a BIGINT (and overflows); Trino keeps the floating type.
+        x = node.this
+        whole = exp.or_(
+            _fn("ISNAN", x.copy()), exp.GTE(this=_fn("ABS", x.copy()), expression=_lit(_TWO_POW_52)), copy=False
+        )
+        return _case([(whole, x.copy())], _cast(node, _spark_type(src))), None
+    return node, None
+
+
+@_handles(exp.Sign)
+def _sign(rw: _Rewriter, node: exp.Sign, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    src = _need(types["this"], f"{node.sql('trino')}")
+    if src == DOUBLE:
+        return node, None
+    return _cast(node, _spark_type(t)), None
+
+
+@_handles(exp.Ln, exp.Log)
+def _ln(rw: _Rewriter, node: exp.Expr, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    """Trino: ln(0) = -Infinity, ln(-1) = NaN (Java Math.log); Spark returns NULL for both."""
+    if isinstance(node, exp.Log):
+        base = node.this
+        if node.expression is None or not (base.is_int and base.name in ("2", "10")):
+            raise _not_supported("log(b, x) is not supported; use ln, log2 or log10")
+        x = node.expression
+        fn = "LOG2" if base.name == "2" else "LOG10"
+    else:
+        x, fn = node.this, "LN"
+    neg_inf = exp.Neg(this=_DOUBLE_INF.copy())
+    return (
+        _case(
+            [
+                (exp.EQ(this=_dup(x), expression=_lit(0)), neg_inf),
+                (exp.LT(this=_dup(x), expression=_lit(0)), _DOUBLE_NAN.copy()),
+            ],
+            _fn(fn, x),
+        ),
+        None,
+    )
+
+
+# ---- aggregates
+
+
+@_handles(exp.Sum)
+def _sum(rw: _Rewriter, node: exp.Sum, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    if t.decimal and not isinstance(node.this, exp.Distinct):
+        node.set("this", _cast(node.this, _spark_type(t)))  # Trino sums decimals as decimal(38, s)
+    return node, None
+
+
+@_handles(exp.Avg)
+def _avg(rw: _Rewriter, node: exp.Avg, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    if t.decimal:
+        return _cast(node, _spark_type(t)), None  # Spark widens the scale by 4
+    return node, None
+
+
+@_handles(exp.Window, exp.Filter)
+def _window(rw: _Rewriter, node: exp.Expr, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    """An aggregate whose result was wrapped (``CAST(avg(x) AS ...)``) must keep OVER/FILTER next to it:
+    the wrapper moves outside, ``CAST(avg(x) OVER (...) AS ...)``."""
+    inner = node.this
+    if isinstance(inner, exp.Cast) and isinstance(inner.this, (exp.AggFunc, exp.Filter)):
+        node.set("this", inner.this)
+        inner.set("this", node)
+        return inner, None
+    return node, None
+
+
+@_handles(exp.Grouping)
+def _grouping(rw: _Rewriter, node: exp.Grouping, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    if len(node.expressions) > 1:
+        return _fn("GROUPING_ID", *node.expressions), None
+    return node, None
+
+
+@_handles(exp.Rand)
+def _rand(rw: _Rewriter, node: exp.Rand, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    if any(isinstance(v, exp.Expr) for v in node.args.values()):
+        raise _not_supported("random(n) is not supported (Spark's rand(n) takes a seed)")
+    return node, None

@@ -1,0 +1,490 @@
+"""Type inference over a Trino sqlglot tree, for the Trino SQL -> Spark SQL translation.
+
+``_Typer`` gives every node its Trino type: literals, columns (through the caller's ``schema``, subqueries,
+CTEs, VALUES and outer scopes), and the operators and functions whose Spark translation depends on types,
+by the per-node rules of ``_TYPE_RULES`` built on the typing rules of ``_spark_types``. It only reads the
+tree; the rewrite (``_spark_rewrite`` and its handlers) asks it for the types of the original nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from sqlglot import exp
+
+from ._spark_types import (
+    _T,
+    BIGINT,
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    INTERVAL_DS,
+    INTERVAL_YM,
+    NOTYPE,
+    UNKNOWN,
+    VARBINARY,
+    VARCHAR,
+    _arith_type,
+    _common,
+    _common_type,
+    _decimal,
+    _from_datatype,
+    _literal_number_type,
+    _norm,
+    _parse_type,
+    _timestamp,
+    _typed_decimal_literal,
+)
+
+_SETOPS = (exp.Union, exp.Intersect, exp.Except)
+_Cols = list[tuple[str, _T]]
+
+
+class _Typer:
+    """Trino types of the expressions of one tree. Columns resolve through enclosing SELECT scopes
+    (FROM/JOIN relations: schema tables, CTEs, subqueries, VALUES), then through ``schema`` directly
+    (for lone expressions such as a MERGE condition)."""
+
+    def __init__(self, schema: Mapping[str, Mapping[str, str]] | None) -> None:
+        self.schema: dict[tuple[str, ...], _Cols] = {}
+        for table, columns in (schema or {}).items():
+            key = tuple(_norm(part.strip('`"')) for part in table.split("."))
+            self.schema[key] = [(_norm(c), _parse_type(t)) for c, t in columns.items()]
+        self._types: dict[int, tuple[exp.Expr, _T]] = {}
+        self._relations: dict[int, tuple[exp.Expr, _Cols | None]] = {}
+        self._busy: set[int] = set()
+
+    # ---- public
+
+    def type_of(self, node: exp.Expr) -> _T:
+        hit = self._types.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        if id(node) in self._busy:  # a recursive reference (e.g. WITH RECURSIVE)
+            return NOTYPE
+        self._busy.add(id(node))
+        try:
+            t = self._infer(node)
+        finally:
+            self._busy.discard(id(node))
+        self._types[id(node)] = (node, t)
+        return t
+
+    def query_columns(self, query: exp.Expr) -> _Cols | None:
+        """Output (name, type) pairs of a query or relation; None when not known."""
+        hit = self._relations.get(id(query))
+        if hit is not None and hit[0] is query:
+            return hit[1]
+        self._relations[id(query)] = (query, None)  # guards recursion
+        cols = self._query_columns(query)
+        self._relations[id(query)] = (query, cols)
+        return cols
+
+    # ---- relations
+
+    def _query_columns(self, q: exp.Expr) -> _Cols | None:
+        if isinstance(q, exp.Subquery):
+            cols = self.query_columns(q.this)
+            return _rename(cols, q.args.get("alias"))
+        if isinstance(q, exp.Select):
+            out: _Cols = []
+            for proj in q.expressions:
+                if isinstance(proj, exp.Star):
+                    for _, rel in self._sources(q):
+                        rel_cols = self.query_columns(rel)
+                        if rel_cols is None:
+                            return None
+                        out.extend(rel_cols)
+                elif isinstance(proj, exp.Column) and isinstance(proj.this, exp.Star):
+                    rel_cols = None
+                    for alias, rel in self._sources(q):
+                        if alias == _norm(proj.table):
+                            rel_cols = self.query_columns(rel)
+                    if rel_cols is None:
+                        return None
+                    out.extend(rel_cols)
+                else:
+                    out.append((_norm(proj.alias_or_name), self.type_of(proj)))
+            return out
+        if isinstance(q, _SETOPS):
+            left = self.query_columns(q.left)
+            right = self.query_columns(q.right)
+            if left is None:
+                return None
+            if right is None or len(right) != len(left):
+                return [(n, NOTYPE) for n, _ in left]
+            return [(n, _common_type(t, u)) for (n, t), (_, u) in zip(left, right, strict=False)]
+        if isinstance(q, exp.Values):
+            rows = [r.expressions if isinstance(r, exp.Tuple) else [r] for r in q.expressions]
+            width = len(rows[0]) if rows else 0
+            types = [_common(self.type_of(r[i]) for r in rows if len(r) > i) for i in range(width)]
+            cols = [(f"_col{i}", t) for i, t in enumerate(types)]
+            return _rename(cols, q.args.get("alias"))
+        if isinstance(q, exp.Table):
+            return self._table_columns(q)
+        if isinstance(q, exp.Unnest):
+            elements: list[_T] = []
+            for array in q.expressions:
+                t = self.type_of(array)
+                elements.extend(t.args if t.name in ("array", "map") else [NOTYPE])
+            return _rename([(f"_col{i}", t) for i, t in enumerate(elements)], q.args.get("alias"))
+        return None
+
+    def _table_columns(self, table: exp.Table) -> _Cols | None:
+        name = _norm(table.name)
+        if not table.args.get("db"):
+            cte = _find_cte(table, name)
+            if cte is not None:
+                return _rename(self.query_columns(cte.this), cte.args.get("alias"))
+        parts = tuple(_norm(p.name) for p in table.parts)
+        cols = self._schema_lookup(parts)
+        return _rename(cols, table.args.get("alias")) if cols is not None else None
+
+    def _schema_lookup(self, parts: tuple[str, ...]) -> _Cols | None:
+        if parts in self.schema:
+            return self.schema[parts]
+        matches = [
+            cols for key, cols in self.schema.items() if key[-len(parts) :] == parts or parts[-len(key) :] == key
+        ]
+        return matches[0] if len(matches) == 1 else None
+
+    @staticmethod
+    def _sources(select: exp.Select) -> list[tuple[str, exp.Expr]]:
+        rels: list[exp.Expr] = []
+        from_ = select.args.get("from_")
+        if from_ is not None:
+            rels.append(from_.this)
+        rels.extend(j.this for j in select.args.get("joins") or [])
+        out = []
+        for rel in rels:
+            alias = rel.args.get("alias")
+            if alias is not None and alias.name:
+                out.append((_norm(alias.name), rel))
+            elif isinstance(rel, exp.Table):
+                out.append((_norm(rel.name), rel))
+            else:
+                out.append(("", rel))
+        return out
+
+    # ---- columns
+
+    def _column(self, col: exp.Column) -> _T:
+        name, qual = _norm(col.name), _norm(col.table)
+        child: exp.Expr = col
+        scope = col.parent
+        while scope is not None:
+            if isinstance(scope, exp.Select):
+                found, t = self._in_select(scope, child, name, qual)
+                if found:
+                    return t
+            elif isinstance(scope, _SETOPS) and child is scope.args.get("order") and not qual:
+                cols = self.query_columns(scope)
+                for n, t in cols or []:
+                    if n == name:
+                        return t
+            child, scope = scope, scope.parent
+        return self._schema_column(name, qual)
+
+    def _in_select(self, select: exp.Select, child: exp.Expr, name: str, qual: str) -> tuple[bool, _T]:
+        if not qual and child is select.args.get("order"):
+            for proj in select.expressions:  # ORDER BY sees output names first
+                if isinstance(proj, exp.Alias) and _norm(proj.alias) == name:
+                    return True, self.type_of(proj)
+        unknown_source = False
+        for alias, rel in self._sources(select):
+            if qual and alias != qual:
+                continue
+            cols = self.query_columns(rel)
+            if cols is None:
+                if qual:
+                    return True, NOTYPE
+                unknown_source = True
+                continue
+            for n, t in cols:
+                if n == name:
+                    return True, t
+            if qual:
+                return True, NOTYPE
+        return unknown_source, NOTYPE
+
+    def _schema_column(self, name: str, qual: str) -> _T:
+        if qual:
+            cols = self._schema_lookup(tuple(qual.split(".")))
+            return next((t for n, t in cols or [] if n == name), NOTYPE)
+        found = {t for cols in self.schema.values() for n, t in cols if n == name}
+        return found.pop() if len(found) == 1 else NOTYPE
+
+    # ---- expressions
+
+    def _infer(self, node: exp.Expr) -> _T:
+        handler = _TYPE_RULES.get(type(node))
+        if handler is not None:
+            return handler(self, node)
+        if isinstance(node, (exp.Predicate, exp.Connector, exp.Not)):
+            return BOOLEAN
+        return NOTYPE
+
+    def arg(self, node: exp.Expr, key: str = "this") -> _T:
+        value = node.args.get(key)
+        return self.type_of(value) if isinstance(value, exp.Expr) else NOTYPE
+
+
+def _rename(cols: _Cols | None, alias: exp.Expr | None) -> _Cols | None:
+    if cols is None or alias is None:
+        return cols
+    names = [_norm(c.name) for c in alias.args.get("columns") or []]
+    if not names:
+        return cols
+    return [(names[i] if i < len(names) else n, t) for i, (n, t) in enumerate(cols)]
+
+
+def _find_cte(node: exp.Expr, name: str) -> exp.CTE | None:
+    """The CTE a table reference ``name`` denotes: the nearest enclosing WITH that defines it, unless the
+    reference sits inside that very CTE (a non-recursive CTE cannot see itself)."""
+    parent = node.parent
+    while parent is not None:
+        with_ = parent.args.get("with_") if isinstance(parent, exp.Query) else None
+        if with_ is not None:
+            for cte in with_.expressions:
+                if isinstance(cte, exp.CTE) and _norm(cte.alias) == name and not _is_within(node, cte):
+                    return cte
+        parent = parent.parent
+    return None
+
+
+def _is_within(node: exp.Expr, ancestor: exp.Expr) -> bool:
+    while node is not None:
+        if node is ancestor:
+            return True
+        node = node.parent  # type: ignore[assignment]
+    return False
+
+
+def _literal_type(_: _Typer, node: exp.Literal) -> _T:
+    if node.is_string:
+        return _T("varchar", len(node.this))
+    if isinstance(node.parent, exp.Neg) and node.this == str(2**63):
+        return BIGINT  # -9223372036854775808
+    return _literal_number_type(node.this)
+
+
+def _cast_type(_: _Typer, node: exp.Cast) -> _T:
+    return _typed_decimal_literal(node) or _from_datatype(node.to)
+
+
+def _sum_type(ty: _Typer, node: exp.Expr) -> _T:
+    t = ty.arg(node)
+    if t.integral:
+        return BIGINT
+    if t.decimal:
+        return _decimal(38, t.s or 0)
+    return t if t.floating else NOTYPE
+
+
+def _avg_type(ty: _Typer, node: exp.Expr) -> _T:
+    t = ty.arg(node)
+    if t.integral:
+        return DOUBLE
+    return t if (t.decimal or t.floating) else NOTYPE
+
+
+def _round_type(ty: _Typer, node: exp.Expr) -> _T:
+    t = ty.arg(node)
+    if t.decimal:
+        assert t.p is not None and t.s is not None
+        if node.args.get("decimals") is None:
+            return _decimal(t.p - t.s + min(1, t.s), 0)
+        return _decimal(t.p + 1, t.s)
+    return t
+
+
+def _floor_type(ty: _Typer, node: exp.Expr) -> _T:
+    t = ty.arg(node)
+    if t.decimal:
+        assert t.p is not None and t.s is not None
+        return _decimal(t.p - t.s + min(t.s, 1), 0)
+    return t
+
+
+def _sign_type(ty: _Typer, node: exp.Expr) -> _T:
+    t = ty.arg(node)
+    return _decimal(1, 0) if t.decimal else t
+
+
+def _case_type(ty: _Typer, node: exp.Case) -> _T:
+    branches = [ty.arg(i, "true") for i in node.args.get("ifs") or []]
+    if node.args.get("default") is not None:
+        branches.append(ty.arg(node, "default"))
+    return _common(branches)
+
+
+def _if_type(ty: _Typer, node: exp.If) -> _T:
+    return _common([ty.arg(node, "true"), ty.arg(node, "false") if node.args.get("false") else UNKNOWN])
+
+
+def _all_args_common(ty: _Typer, node: exp.Expr) -> _T:
+    items = [node.this] + list(node.expressions)
+    return _common(ty.type_of(e) for e in items if isinstance(e, exp.Expr))
+
+
+def _interval_type(_: _Typer, node: exp.Interval) -> _T:
+    unit = node.args.get("unit")
+    text = unit.sql("trino").upper() if unit is not None else ""
+    return INTERVAL_YM if ("YEAR" in text or "MONTH" in text) else INTERVAL_DS
+
+
+def _subquery_type(ty: _Typer, node: exp.Subquery) -> _T:
+    cols = ty.query_columns(node.this)
+    return cols[0][1] if cols and len(cols) == 1 else NOTYPE
+
+
+def _sequence_type(ty: _Typer, node: exp.GenerateSeries) -> _T:
+    start = ty.arg(node, "start")
+    return _T("array", args=(BIGINT if start.integral else start,))
+
+
+def _anonymous_type(ty: _Typer, node: exp.Anonymous) -> _T:
+    name = _norm(node.name)
+    if name in ("nan", "infinity", "e"):
+        return DOUBLE
+    if name in ("every", "is_finite", "is_infinite"):
+        return BOOLEAN
+    return NOTYPE
+
+
+def _const(t: _T) -> Callable[[_Typer, Any], _T]:
+    return lambda _ty, _node: t
+
+
+def _same(key: str = "this") -> Callable[[_Typer, Any], _T]:
+    return lambda ty, node: ty.arg(node, key)
+
+
+def _arith(ty: _Typer, node: exp.Binary) -> _T:
+    return _arith_type(type(node), ty.arg(node, "this"), ty.arg(node, "expression"))
+
+
+_TYPE_RULES: dict[type, Callable[[_Typer, Any], _T]] = {
+    exp.Literal: _literal_type,
+    exp.HexString: _const(VARBINARY),
+    exp.Null: _const(UNKNOWN),
+    exp.Boolean: _const(BOOLEAN),
+    exp.Column: lambda ty, node: ty._column(node),
+    exp.Alias: _same(),
+    exp.Paren: _same(),
+    exp.Cast: _cast_type,
+    exp.TryCast: _cast_type,
+    exp.Try: _same(),
+    exp.Neg: _same(),
+    exp.Add: _arith,
+    exp.Sub: _arith,
+    exp.Mul: _arith,
+    exp.Div: _arith,
+    exp.Mod: _arith,
+    exp.DPipe: _const(VARCHAR),
+    exp.Concat: _const(VARCHAR),
+    exp.ConcatWs: _const(VARCHAR),
+    exp.Lower: _const(VARCHAR),
+    exp.Upper: _const(VARCHAR),
+    exp.Substring: _const(VARCHAR),
+    exp.Trim: _const(VARCHAR),
+    exp.Replace: _const(VARCHAR),
+    exp.Reverse: _const(VARCHAR),
+    exp.Pad: _const(VARCHAR),
+    exp.Length: _const(BIGINT),
+    exp.StrPosition: _const(BIGINT),
+    exp.Abs: _same(),
+    exp.Sign: _sign_type,
+    exp.Round: _round_type,
+    exp.Floor: _floor_type,
+    exp.Ceil: _floor_type,
+    exp.Pow: _const(DOUBLE),
+    exp.Sqrt: _const(DOUBLE),
+    exp.Ln: _const(DOUBLE),
+    exp.Log: _const(DOUBLE),
+    exp.Exp: _const(DOUBLE),
+    exp.Rand: _const(DOUBLE),
+    exp.Radians: _const(DOUBLE),
+    exp.Degrees: _const(DOUBLE),
+    exp.Tanh: _const(DOUBLE),
+    exp.Cosh: _const(DOUBLE),
+    exp.Sinh: _const(DOUBLE),
+    exp.Atan2: _const(DOUBLE),
+    exp.Atan: _const(DOUBLE),
+    exp.Acos: _const(DOUBLE),
+    exp.Asin: _const(DOUBLE),
+    exp.Tan: _const(DOUBLE),
+    exp.Cos: _const(DOUBLE),
+    exp.Sin: _const(DOUBLE),
+    exp.Cbrt: _const(DOUBLE),
+    exp.Pi: _const(DOUBLE),
+    exp.Case: _case_type,
+    exp.If: _if_type,
+    exp.Coalesce: _all_args_common,
+    exp.Greatest: _all_args_common,
+    exp.Least: _all_args_common,
+    exp.Nullif: _same(),
+    exp.Count: _const(BIGINT),
+    exp.CountIf: _const(BIGINT),
+    exp.ApproxDistinct: _const(BIGINT),
+    exp.Sum: _sum_type,
+    exp.Avg: _avg_type,
+    exp.Min: _same(),
+    exp.Max: _same(),
+    exp.AnyValue: _same(),
+    exp.ArgMax: _same(),
+    exp.ArgMin: _same(),
+    exp.LogicalAnd: _const(BOOLEAN),
+    exp.LogicalOr: _const(BOOLEAN),
+    exp.Stddev: _const(DOUBLE),
+    exp.StddevSamp: _const(DOUBLE),
+    exp.StddevPop: _const(DOUBLE),
+    exp.Variance: _const(DOUBLE),
+    exp.VariancePop: _const(DOUBLE),
+    exp.RowNumber: _const(BIGINT),
+    exp.Rank: _const(BIGINT),
+    exp.DenseRank: _const(BIGINT),
+    exp.Ntile: _const(BIGINT),
+    exp.PercentRank: _const(DOUBLE),
+    exp.CumeDist: _const(DOUBLE),
+    exp.Lag: _same(),
+    exp.Lead: _same(),
+    exp.FirstValue: _same(),
+    exp.LastValue: _same(),
+    exp.NthValue: _same(),
+    exp.Window: _same(),
+    exp.Filter: _same(),
+    exp.IgnoreNulls: _same(),
+    exp.RespectNulls: _same(),
+    exp.Subquery: _subquery_type,
+    exp.DateAdd: _same(),
+    exp.DateDiff: _const(BIGINT),
+    exp.TimestampTrunc: _same(),
+    exp.DateTrunc: _same(),
+    exp.CurrentDate: _const(DATE),
+    exp.CurrentTimestamp: _const(_timestamp(3, tz=True)),
+    exp.Localtimestamp: _const(_timestamp(3)),
+    exp.Year: _const(BIGINT),
+    exp.Quarter: _const(BIGINT),
+    exp.Month: _const(BIGINT),
+    exp.Day: _const(BIGINT),
+    exp.DayOfMonth: _const(BIGINT),
+    exp.DayOfWeekIso: _const(BIGINT),
+    exp.DayOfYear: _const(BIGINT),
+    exp.WeekOfYear: _const(BIGINT),
+    exp.Hour: _const(BIGINT),
+    exp.Minute: _const(BIGINT),
+    exp.Second: _const(BIGINT),
+    exp.Extract: _const(BIGINT),
+    exp.Interval: _interval_type,
+    exp.LastDay: _const(DATE),
+    exp.Levenshtein: _const(BIGINT),
+    exp.Translate: _const(VARCHAR),
+    exp.RegexpReplace: _const(VARCHAR),
+    exp.Anonymous: _anonymous_type,
+    exp.Array: lambda ty, node: _T("array", args=(_common(ty.type_of(e) for e in node.expressions),)),
+    exp.GenerateSeries: _sequence_type,
+    exp.Encode: _const(VARBINARY),
+    exp.Grouping: _const(BIGINT),
+}

@@ -1,0 +1,167 @@
+"""Trino SQL -> Spark SQL, with Trino's semantics.
+
+mergekit accepts Trino SQL but runs it on Spark (ANSI mode, UTC session time zone). sqlglot's own
+``trino -> spark`` transpilation is syntactic: it keeps ``7/2`` as ``7 / 2`` (3.5 on Spark, 3 on Trino),
+turns ``date_trunc`` on a DATE into a TIMESTAMP, drops ``TRY``, and so on. This module closes those gaps:
+
+1. a small **type inference** over the Trino tree (``_Typer``): literals, columns (through ``schema``,
+   subqueries, CTEs, VALUES and outer scopes) and the operators/functions whose Spark translation depends
+   on types, using Trino's typing rules (integer division, decimal precision/scale, ...);
+2. a bottom-up **rewrite** (``_Rewriter``) that replaces each construct whose Spark meaning differs by an
+   equivalent Spark expression, and evaluates ``TRY(...)`` with Spark's ``try_*`` functions plus an
+   explicit "an error was caught" flag (so ``TRY(coalesce(1/0, 5))`` is NULL, as on Trino);
+3. **generation** with the Spark dialect, every identifier back-quoted and every ``ORDER BY`` item
+   carrying an explicit ``NULLS FIRST/LAST`` (Trino sorts NULLs last in both directions).
+
+Constructs that cannot be translated faithfully raise ``MergekitError(NOT_SUPPORTED)``. Functions are
+allow-listed: a Trino function whose Spark namesake differs, or that this module has not vetted, is
+refused rather than silently translated.
+
+Known deviations, kept because the alternative is refusing common SQL:
+
+- ``timestamp with time zone`` values are UTC instants on Spark; a value's original zone is not kept
+  (``CAST(tz AS varchar)`` prints ``... UTC``). ``CHAR(n)`` values are padded strings (STRING).
+- ``DECIMAL '1.5'`` and ``CAST('1.5' AS DECIMAL)`` parse to the same sqlglot tree; both are read as the
+  typed literal (Trino would give 2 for the cast, whose type is decimal(38,0)).
+- decimal division and ``avg(decimal)`` round Spark's wider quotient to Trino's scale; when Spark had
+  to cut its own scale to stay within 38 digits this double rounding can differ in the last digit
+  (and a division for which Spark keeps fewer digits than Trino returns raises NOT_SUPPORTED).
+- ``approx_distinct`` is Spark's HyperLogLog++; regular expressions are Java's (Trino uses joni);
+  ``replace(s, '', x)`` returns ``s``; sequence() has no 10,000-element limit.
+- Spark accepts some inputs Trino rejects at analysis time (implicit varchar/number coercions, more
+  boolean spellings in CAST); those produce a value instead of an error.
+
+Layout (one module per step, each importing only the ones before it):
+
+- ``_spark_types``: Trino types, Spark's type for each, Trino's typing rules (``spark_type_sql``);
+- ``_spark_infer``: type inference over the tree (``_Typer``);
+- ``_spark_build``: builders of Spark expressions;
+- ``_spark_rewrite``: the bottom-up rewrite and TRY bookkeeping (``_Rewriter``), the handler registry;
+- ``_spark_handlers_numeric``, ``_spark_handlers_casts``, ``_spark_handlers_functions``,
+  ``_spark_handlers_query``: the per-construct rewrites;
+- this module: pre-passes (Trino's output column names), the handler table, generation, ``to_spark_sql``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from sqlglot import exp
+from sqlglot.dialects.spark import Spark
+from sqlglot.errors import ErrorLevel, UnsupportedError
+from sqlglot.generators.spark import SparkGenerator
+from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
+
+from . import _spark_handlers_casts, _spark_handlers_functions, _spark_handlers_numeric, _spark_handlers_query
+from ._spark_infer import _Typer
+from ._spark_rewrite import _STATEMENTS, _Handler, _Rewriter
+from ._spark_types import _not_supported
+
+__all__ = ["to_spark_sql"]
+
+
+def _handler_table(*tables: dict[type, _Handler]) -> dict[type, _Handler]:
+    """Every handler module's handlers in one table (a node class is handled in one place only)."""
+    merged: dict[type, _Handler] = {}
+    for table in tables:
+        twice = merged.keys() & table.keys()
+        assert not twice, f"handled twice: {twice}"
+        merged.update(table)
+    return merged
+
+
+_HANDLERS = _handler_table(
+    _spark_handlers_numeric.HANDLERS,
+    _spark_handlers_casts.HANDLERS,
+    _spark_handlers_functions.HANDLERS,
+    _spark_handlers_query.HANDLERS,
+)
+
+
+# --------------------------------------------------------------------------------------------------
+# pre-passes
+
+
+def _name_projections(root: exp.Expr) -> None:
+    """Give unnamed select items Trino's output names (``_col0``, ``_col1``, ...), and point ORDER BY
+    items that repeat such an item at its name (Spark cannot resolve ``ORDER BY a + 1`` against
+    ``SELECT DISTINCT a + 1 AS _col0``)."""
+    for select in list(root.find_all(exp.Select)):
+        renamed: list[tuple[exp.Expr, str]] = []
+        for i, proj in enumerate(list(select.expressions)):
+            inner = proj
+            while isinstance(inner, exp.Paren):
+                inner = inner.this
+            if isinstance(proj, (exp.Alias, exp.Star)) or isinstance(inner, exp.Column):
+                continue
+            name = f"_col{i}"
+            proj.replace(exp.Alias(this=proj.copy(), alias=exp.to_identifier(name)))
+            renamed.append((proj, name))
+        order = select.args.get("order")
+        if order is not None and renamed:
+            for ordered in order.expressions:
+                for original, name in renamed:
+                    if ordered.this == original:
+                        ordered.set("this", exp.column(name))
+                        break
+
+
+def _wrap_top_values(root: exp.Expr) -> exp.Expr:
+    """A top-level ``VALUES`` gets Trino's column names (``_col0``, ...) instead of Spark's ``col1``."""
+    if isinstance(root, exp.Values) and root.args.get("alias") is None and root.expressions:
+        first = root.expressions[0]
+        width = len(first.expressions) if isinstance(first, exp.Tuple) else 1
+        root.set(
+            "alias",
+            exp.TableAlias(
+                this=exp.to_identifier("_values"),
+                columns=[exp.to_identifier(f"_col{i}") for i in range(width)],
+            ),
+        )
+        return exp.select("*").from_(root, copy=False)
+    return root
+
+
+# --------------------------------------------------------------------------------------------------
+# generation
+
+
+class _Generator(SparkGenerator):
+    """Spark generator that always spells out the NULL ordering (Trino sorts NULLs last both ways)."""
+
+    def ordered_sql(self, expression: exp.Ordered) -> str:
+        this = self.sql(expression, "this")
+        desc = bool(expression.args.get("desc"))
+        nulls_first = bool(expression.args.get("nulls_first"))
+        return f"{this} {'DESC' if desc else 'ASC'} NULLS {'FIRST' if nulls_first else 'LAST'}"
+
+
+_SPARK = Spark()
+
+
+def _generate(tree: exp.Expr) -> str:
+    generator = _Generator(dialect=_SPARK, identify=True, unsupported_level=ErrorLevel.RAISE)
+    try:
+        return generator.generate(tree)
+    except UnsupportedError as e:
+        raise _not_supported(f"cannot render for Spark: {e}") from e
+
+
+def to_spark_sql(node: exp.Expression, *, schema: Mapping[str, Mapping[str, str]] | None = None) -> str:
+    """Render a Trino-dialect sqlglot tree (a whole query, or a lone expression) as Spark SQL.
+    `schema` maps a table (view) name, as it appears in the tree, to {column name: Trino SQL type text
+    such as 'integer', 'varchar', 'decimal(10,2)', 'timestamp(3) with time zone'}; it is used to infer
+    expression types (Trino's typing rules, see ``_Typer``) where semantics depend on them: a division
+    whose operand types cannot be inferred raises NOT_SUPPORTED rather than guess.
+    Must not mutate `node` (copy it)."""
+    if isinstance(node, _STATEMENTS):
+        raise _not_supported(f"{node.key.upper()} statements are translated by the planner, not as Spark SQL")
+    # Trino folds every identifier to lower case (quoted ones too): output column names follow.
+    tree: exp.Expr = normalize_identifiers(node.copy(), dialect="trino")
+    _name_projections(tree)
+    tree = _wrap_top_values(tree)
+    typer = _Typer(schema)
+    for sub in list(tree.walk()):
+        typer.type_of(sub)
+    result = _Rewriter(typer, _HANDLERS).walk(tree)
+    return _generate(result.v)

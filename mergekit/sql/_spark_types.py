@@ -1,0 +1,376 @@
+"""Trino's types as the Trino SQL -> Spark SQL translation sees them, and Trino's typing rules.
+
+The value class ``_T`` (a Trino type: name, precision/scale or length, type arguments), the constants for
+the simple types, reading a type from sqlglot's ``DataType`` or from Trino type text, the Spark type that
+stores each one (``spark_type_sql``), and the rules that give an expression its Trino type without looking
+at a tree: the common super type of two types, the result type of ``+ - * / %``, and the types of numeric
+and ``DECIMAL '...'`` literals. Pure functions of types, so they sit below the tree-walking type inference
+(``_spark_infer``) and the rewrite (``_spark_rewrite``) that both use them. ``_spark_translate`` has the
+overview of the whole translation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from mergekit.errors import ErrorCode, MergekitError
+
+__all__ = ["spark_type_sql"]
+
+
+# --------------------------------------------------------------------------------------------------
+# errors
+
+
+def _not_supported(message: str) -> MergekitError:
+    return MergekitError(ErrorCode.NOT_SUPPORTED, message)
+
+
+# --------------------------------------------------------------------------------------------------
+# Trino types
+
+
+@dataclass(frozen=True)
+class _T:
+    """A Trino type. ``name`` is Trino's base name; ``p``/``s`` are precision/scale (or length)."""
+
+    name: str
+    p: int | None = None
+    s: int | None = None
+    args: tuple[_T, ...] = ()
+    fields: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        if self.name == "decimal":
+            return f"decimal({self.p},{self.s})"
+        if self.name in ("varchar", "char") and self.p is not None:
+            return f"{self.name}({self.p})"
+        if self.name in ("timestamp", "timestamp with time zone"):
+            base, _, rest = self.name.partition(" ")
+            return f"{base}({self.p}){' ' + rest if rest else ''}"
+        return self.name
+
+    @property
+    def integral(self) -> bool:
+        return self.name in _INT_RANK
+
+    @property
+    def decimal(self) -> bool:
+        return self.name == "decimal"
+
+    @property
+    def floating(self) -> bool:
+        return self.name in ("real", "double")
+
+    @property
+    def exact(self) -> bool:
+        return self.integral or self.decimal
+
+    @property
+    def numeric(self) -> bool:
+        return self.integral or self.decimal or self.floating
+
+    @property
+    def string(self) -> bool:
+        return self.name in ("varchar", "char")
+
+    @property
+    def temporal(self) -> bool:
+        return self.name in ("date", "timestamp", "timestamp with time zone")
+
+    @property
+    def known(self) -> bool:
+        return self.name != "?"
+
+
+UNKNOWN = _T("unknown")  # Trino's type of a bare NULL: coerces to anything
+NOTYPE = _T("?")  # could not be inferred
+BOOLEAN = _T("boolean")
+TINYINT = _T("tinyint")
+SMALLINT = _T("smallint")
+INTEGER = _T("integer")
+BIGINT = _T("bigint")
+REAL = _T("real")
+DOUBLE = _T("double")
+VARCHAR = _T("varchar")
+VARBINARY = _T("varbinary")
+DATE = _T("date")
+INTERVAL_DS = _T("interval day to second")
+INTERVAL_YM = _T("interval year to month")
+
+_INT_RANK = {"tinyint": 1, "smallint": 2, "integer": 3, "bigint": 4}
+_INT_DECIMAL_PRECISION = {"tinyint": 3, "smallint": 5, "integer": 10, "bigint": 19}
+_INT_MIN = {"tinyint": -(2**7), "smallint": -(2**15), "integer": -(2**31), "bigint": -(2**63)}
+_SPARK_SIMPLE = {
+    "boolean": "BOOLEAN",
+    "tinyint": "TINYINT",
+    "smallint": "SMALLINT",
+    "integer": "INT",
+    "bigint": "BIGINT",
+    "real": "FLOAT",
+    "double": "DOUBLE",
+    "varchar": "STRING",
+    "char": "STRING",
+    "varbinary": "BINARY",
+    "date": "DATE",
+    "interval day to second": "INTERVAL DAY TO SECOND",
+    "interval year to month": "INTERVAL YEAR TO MONTH",
+}
+_MAX_PRECISION = 38
+
+
+def _decimal(p: int, s: int) -> _T:
+    return _T("decimal", min(p, _MAX_PRECISION), s)
+
+
+def _timestamp(p: int, tz: bool = False) -> _T:
+    return _T("timestamp with time zone" if tz else "timestamp", p)
+
+
+def _as_decimal(t: _T) -> _T:
+    """The decimal type an exact operand takes in mixed integer/decimal arithmetic (Trino's coercion)."""
+    if t.decimal:
+        return t
+    return _decimal(_INT_DECIMAL_PRECISION[t.name], 0)
+
+
+def _dt_params(dt: exp.DataType) -> list[int]:
+    out = []
+    for param in dt.expressions:
+        if isinstance(param, exp.DataTypeParam):
+            try:
+                out.append(int(param.this.name))
+            except (TypeError, ValueError) as e:
+                raise _not_supported(f"type parameter {param.sql('trino')} is not supported") from e
+    return out
+
+
+def _from_datatype(dt: exp.DataType) -> _T:
+    """Trino type of a sqlglot DataType parsed with the Trino dialect."""
+    kind = dt.this
+    if not isinstance(kind, exp.DType):  # INTERVAL DAY TO SECOND and friends
+        text = dt.sql("trino").lower()
+        if text.startswith("interval"):
+            return INTERVAL_YM if ("year" in text or "month" in text) else INTERVAL_DS
+        return _T(text)
+    D = exp.DType
+    params = _dt_params(dt)
+    if kind == D.BOOLEAN:
+        return BOOLEAN
+    if kind == D.TINYINT:
+        return TINYINT
+    if kind == D.SMALLINT:
+        return SMALLINT
+    if kind == D.INT:
+        return INTEGER
+    if kind == D.BIGINT:
+        return BIGINT
+    if kind == D.FLOAT:
+        return REAL
+    if kind == D.DOUBLE:
+        return DOUBLE
+    if kind == D.DECIMAL:
+        p = params[0] if params else 38
+        s = params[1] if len(params) > 1 else 0
+        return _T("decimal", p, s)
+    if kind in (D.VARCHAR, D.TEXT, D.NVARCHAR):
+        return _T("varchar", params[0] if params else None)
+    if kind in (D.CHAR, D.NCHAR):
+        return _T("char", params[0] if params else 1)
+    if kind in (D.VARBINARY, D.BINARY):
+        return VARBINARY
+    if kind == D.DATE:
+        return DATE
+    if kind in (D.TIMESTAMP, D.DATETIME, D.TIMESTAMPNTZ):
+        return _timestamp(params[0] if params else 3)
+    if kind in (D.TIMESTAMPTZ, D.TIMESTAMPLTZ):
+        return _timestamp(params[0] if params else 3, tz=True)
+    if kind == D.ARRAY:
+        return _T("array", args=tuple(_from_datatype(e) for e in dt.expressions if isinstance(e, exp.DataType)))
+    if kind == D.MAP:
+        return _T("map", args=tuple(_from_datatype(e) for e in dt.expressions if isinstance(e, exp.DataType)))
+    if kind == D.STRUCT:
+        names, types = [], []
+        for i, e in enumerate(dt.expressions):
+            if isinstance(e, exp.ColumnDef):
+                names.append(e.name)
+                types.append(_from_datatype(e.args["kind"]))
+            elif isinstance(e, exp.DataType):
+                names.append(f"_col{i}")
+                types.append(_from_datatype(e))
+        return _T("row", args=tuple(types), fields=tuple(names))
+    if kind == D.UNKNOWN:
+        return NOTYPE
+    if kind == D.NULL:
+        return UNKNOWN
+    return _T(kind.value.lower())
+
+
+def _parse_type(text: str) -> _T:
+    try:
+        dt = exp.DataType.build(text, dialect="trino")
+    except (ParseError, ValueError) as e:
+        raise _not_supported(f"unknown type {text!r}") from e
+    return _from_datatype(dt)
+
+
+def _spark_type(t: _T) -> str:
+    if t.name in _SPARK_SIMPLE:
+        return _SPARK_SIMPLE[t.name]
+    if t.decimal:
+        return f"DECIMAL({t.p},{t.s})"
+    if t.name in ("timestamp", "timestamp with time zone"):
+        if t.p is not None and t.p > 6:
+            raise _not_supported(f"{t} is not supported: Spark timestamps have microsecond precision")
+        return "TIMESTAMP" if t.name == "timestamp with time zone" else "TIMESTAMP_NTZ"
+    if t.name == "array" and len(t.args) == 1:
+        return f"ARRAY<{_spark_type(t.args[0])}>"
+    if t.name == "map" and len(t.args) == 2:
+        return f"MAP<{_spark_type(t.args[0])}, {_spark_type(t.args[1])}>"
+    if t.name == "row":
+        inner = ", ".join(f"`{n.replace('`', '``')}`: {_spark_type(a)}" for n, a in zip(t.fields, t.args, strict=False))
+        return f"STRUCT<{inner}>"
+    raise _not_supported(f"type {t} has no Spark equivalent")
+
+
+def spark_type_sql(trino_type: str) -> str:
+    """Spark SQL type for a Trino type text: 'varchar(16)' -> 'STRING', 'integer' -> 'INT',
+    'timestamp' -> 'TIMESTAMP_NTZ', 'timestamp with time zone' -> 'TIMESTAMP', 'varbinary' -> 'BINARY', 'real' -> 'FLOAT', ...
+
+    Spark has no bounded strings outside table DDL, so VARCHAR(n) and CHAR(n) both become STRING; TIME,
+    JSON, UUID and timestamps finer than microseconds raise NOT_SUPPORTED.
+    """
+    return _spark_type(_parse_type(trino_type))
+
+
+def _common_type(a: _T, b: _T) -> _T:
+    """Trino's common super type of two types (for CASE, COALESCE, UNION, VALUES, ...)."""
+    if a == b:
+        return a
+    if a == UNKNOWN:
+        return b
+    if b == UNKNOWN:
+        return a
+    if not a.known or not b.known:
+        return NOTYPE
+    if a.integral and b.integral:
+        return a if _INT_RANK[a.name] >= _INT_RANK[b.name] else b
+    if a.exact and b.exact:
+        da, db = _as_decimal(a), _as_decimal(b)
+        assert da.p is not None and da.s is not None and db.p is not None and db.s is not None
+        s = max(da.s, db.s)
+        return _decimal(max(da.p - da.s, db.p - db.s) + s, s)
+    if a.numeric and b.numeric:
+        return DOUBLE if DOUBLE in (a, b) else REAL
+    if a.string and b.string:
+        if a.p is None or b.p is None:
+            return VARCHAR
+        return _T("varchar", max(a.p, b.p))
+    if a.name == b.name and a.name in ("timestamp", "timestamp with time zone"):
+        return _T(a.name, max(a.p or 0, b.p or 0))
+    temporal = {a.name, b.name}
+    if temporal <= {"date", "timestamp"}:
+        return _timestamp(max(a.p or 0, b.p or 0))
+    if temporal <= {"date", "timestamp", "timestamp with time zone"}:
+        return _timestamp(max(a.p or 0, b.p or 0), tz=True)
+    return NOTYPE
+
+
+def _common(types: Iterable[_T]) -> _T:
+    result = UNKNOWN
+    for t in types:
+        result = _common_type(result, t)
+    return result
+
+
+def _arith_type(op: type[exp.Expr], a: _T, b: _T) -> _T:
+    """Result type of ``a op b`` for + - * / % under Trino's rules."""
+    if a == UNKNOWN and b == UNKNOWN:
+        return UNKNOWN
+    if a == UNKNOWN:
+        a = b if b.numeric else a
+    if b == UNKNOWN:
+        b = a if a.numeric else b
+    if a.integral and b.integral:
+        return a if _INT_RANK[a.name] >= _INT_RANK[b.name] else b
+    if a.exact and b.exact:
+        da, db = _as_decimal(a), _as_decimal(b)
+        p1, s1, p2, s2 = da.p, da.s, db.p, db.s
+        assert p1 is not None and s1 is not None and p2 is not None and s2 is not None
+        if op in (exp.Add, exp.Sub):
+            return _decimal(1 + max(s1, s2) + max(p1 - s1, p2 - s2), max(s1, s2))
+        if op is exp.Mul:
+            if s1 + s2 > _MAX_PRECISION:
+                raise _not_supported(f"decimal multiplication {da} * {db}: result scale exceeds 38")
+            return _decimal(p1 + p2, s1 + s2)
+        if op is exp.Div:
+            return _decimal(p1 + s2 + max(s2 - s1, 0), max(s1, s2))
+        if op is exp.Mod:
+            return _decimal(min(p2 - s2, p1 - s1) + max(s1, s2), max(s1, s2))
+    if a.numeric and b.numeric:
+        return DOUBLE if DOUBLE in (a, b) else REAL
+    if op in (exp.Add, exp.Sub):
+        if a.temporal and b.name.startswith("interval"):
+            return a
+        if op is exp.Add and b.temporal and a.name.startswith("interval"):
+            return b
+        if a.name.startswith("interval") and a == b:
+            return a
+    return NOTYPE
+
+
+def _literal_number_type(text: str) -> _T:
+    """Trino's type of a numeric literal: INTEGER/BIGINT, DECIMAL(p,s) for '1.50', DOUBLE for '1e3'."""
+    t = text.replace("_", "")
+    if re.fullmatch(r"\d+", t):
+        v = int(t)
+        if v <= 2**31 - 1:
+            return INTEGER
+        if v <= 2**63 - 1:
+            return BIGINT
+        raise MergekitError(ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE, f"Invalid numeric literal: {text}")
+    m = re.fullmatch(r"(\d*)\.(\d*)", t)
+    if m:
+        return _decimal_literal_type(m.group(1), m.group(2))
+    return DOUBLE
+
+
+def _decimal_literal_type(int_digits: str, frac_digits: str) -> _T:
+    s = len(frac_digits)
+    p = max(len(int_digits.lstrip("0")) + s, s, 1)
+    if p > _MAX_PRECISION:
+        raise MergekitError(ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE, "decimal literal exceeds 38 digits")
+    return _T("decimal", p, s)
+
+
+_DECIMAL_TEXT = re.compile(r"\s*[+-]?(\d*)(?:\.(\d*))?\s*")
+
+
+def _typed_decimal_literal(node: exp.Expr) -> _T | None:
+    """The type of ``DECIMAL '1.50'``, which sqlglot parses as ``CAST('1.50' AS DECIMAL)``.
+
+    Trino types the literal by its digits (decimal(3,2)); a CAST to a bare DECIMAL would mean
+    decimal(38,0). sqlglot leaves no trace of which one was written, so a string literal cast to an
+    unparameterised DECIMAL is read as the (far more common) typed literal.
+    """
+    if (
+        isinstance(node, exp.Cast)
+        and not isinstance(node, exp.TryCast)
+        and isinstance(node.this, exp.Literal)
+        and node.this.is_string
+        and node.to.is_type(exp.DType.DECIMAL)
+        and not node.to.expressions
+    ):
+        m = _DECIMAL_TEXT.fullmatch(node.this.name)
+        if m and (m.group(1) or m.group(2)):
+            return _decimal_literal_type(m.group(1) or "", m.group(2) or "")
+    return None
+
+
+def _norm(name: str | None) -> str:
+    return (name or "").lower()

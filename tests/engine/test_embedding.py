@@ -1,0 +1,170 @@
+"""Embedding mergekit into a SparkSession the user built (DESIGN.md §4: ``Engine(spark=...)``, ``Engine.local()``).
+
+The user's session keeps its own configuration (mergekit applies its settings per statement and restores the
+user's, also when a statement fails), and mergekit's Python tasks run an interpreter that imports mergekit even when
+the session's workers start ``python3`` from PATH, which is not the virtualenv's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from mergekit import Engine, MergekitError
+from mergekit.errors import ErrorCode
+
+ANSI = "spark.sql.ansi.enabled"
+TIME_ZONE = "spark.sql.session.timeZone"
+
+
+@pytest.fixture
+def user_settings(spark):
+    """The shared session as a user configured it: New York time, ANSI off. Restored for the other tests."""
+    saved = {key: spark.conf.get(key, None) for key in (ANSI, TIME_ZONE)}
+    spark.conf.set(TIME_ZONE, "America/New_York")
+    spark.conf.set(ANSI, "false")
+    yield spark
+    for key, value in saved.items():
+        if value is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, value)
+
+
+def _user_values(spark) -> tuple[str, str]:
+    return spark.conf.get(TIME_ZONE), spark.conf.get(ANSI)
+
+
+@pytest.mark.parametrize("connector", ["memory", "journal"])
+def test_the_users_session_settings_survive_statements_and_failures(user_settings, tmp_path, connector) -> None:
+    spark = user_settings
+    config = {"connector": connector} if connector == "memory" else {"connector": connector, "warehouse": str(tmp_path)}
+    engine = Engine(spark=spark, catalogs={"lake": config})
+    try:
+        assert _user_values(spark) == ("America/New_York", "false"), "constructing the engine changed the session"
+        engine.execute("CREATE TABLE ev (id INTEGER, n INTEGER, at TIMESTAMP WITH TIME ZONE)")
+        engine.execute("INSERT INTO ev VALUES (1, 2147483647, TIMESTAMP '2024-01-01 00:30:00 UTC')")
+        assert _user_values(spark) == ("America/New_York", "false")
+
+        # mergekit's semantics inside the statement: ANSI overflow is an error although the user turned it off,
+        # and TIMESTAMP WITH TIME ZONE renders in UTC although the user's session is in New York
+        with pytest.raises(MergekitError) as failed:
+            engine.execute("UPDATE ev SET n = n + 1")
+        assert failed.value.code is ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE
+        assert _user_values(spark) == ("America/New_York", "false"), "a failed statement left mergekit's settings"
+        assert engine.execute("SELECT CAST(at AS VARCHAR), n FROM ev").rows() == [
+            ("2024-01-01 00:30:00.000 UTC", 2147483647)
+        ]
+        merged = engine.merge_into("ev", source=spark.sql("SELECT 1 AS id, 7 AS n"), on="ev.id = s.id")
+        assert merged.when_matched_update({"n": "s.n"}).execute().row_count == 1
+        assert _user_values(spark) == ("America/New_York", "false")
+
+        # Engine.table(): analysed with mergekit's settings, so the user's session evaluates it with them
+        df = engine.table("ev")
+        assert _user_values(spark) == ("America/New_York", "false")
+        assert df.selectExpr("id", "n").collect()[0].asDict() == {"id": 1, "n": 7}
+        # the user's own queries run with the user's settings: ANSI off wraps around, New York time
+        assert spark.sql("SELECT CAST(2147483647 AS INT) + CAST(id AS INT) AS x FROM range(1, 2)").first().x < 0
+        hour = spark.sql("SELECT hour(TIMESTAMP '2024-01-01 00:30:00 UTC') AS h").first().h
+        assert hour == 19
+    finally:
+        engine.close()
+    assert _user_values(spark) == ("America/New_York", "false")
+
+
+def test_settings_the_user_never_set_stay_unset(spark) -> None:
+    saved = spark.conf.get(TIME_ZONE, None)
+    spark.conf.unset(TIME_ZONE)
+    try:
+        engine = Engine(spark=spark, catalogs={"lake": {"connector": "memory"}})
+        engine.execute("CREATE TABLE t (a INTEGER)")
+        with pytest.raises(MergekitError):
+            engine.execute("SELECT a / 0 FROM (VALUES 1) v(a)")
+        assert spark.conf.get(TIME_ZONE, None) is None  # unset again, not pinned to UTC
+        engine.close()
+    finally:
+        if saved is not None:
+            spark.conf.set(TIME_ZONE, saved)
+
+
+# A user program: the venv's python builds its own local session first, with python3 on PATH being an interpreter
+# that cannot import mergekit (the virtualenv's base interpreter) and no PYSPARK_PYTHON, then embeds mergekit.
+USER_PROGRAM = textwrap.dedent(
+    """
+    import json, sys
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate()
+    spark.sparkContext.setLogLevel("OFF")
+    sc = spark.sparkContext
+    out = {"python_exec": sc.pythonExec}
+    try:  # the reported failure: the session's workers cannot import mergekit
+        sc.parallelize([0], 1).map(lambda _: __import__("mergekit")).collect()
+        out["workers_import_mergekit"] = True
+    except Exception as exc:
+        out["workers_import_mergekit"] = "no" if "No module named 'mergekit'" in str(exc) else str(exc)[-300:]
+
+    from mergekit import Engine, MergekitError
+    from mergekit.execution.session import probe_workers
+
+    try:  # what Engine does on a cluster master, where it cannot hand the executors this interpreter
+        probe_workers(spark)
+    except MergekitError as exc:
+        out["probe"] = str(exc)
+
+    engine = Engine.local(warehouse=sys.argv[1], connector=sys.argv[2])
+    engine.execute("CREATE TABLE accounts (customer VARCHAR, purchases INTEGER)")
+    engine.execute("INSERT INTO accounts VALUES ('Aaron', 5), ('Bill', 7)")
+    out["update"] = engine.execute("UPDATE accounts SET purchases = purchases + 1 WHERE customer = 'Bill'").row_count
+    out["merge"] = engine.execute(
+        "MERGE INTO accounts t USING (VALUES ('Aaron', 6), ('Ed', 7)) AS s(customer, purchases) "
+        "ON t.customer = s.customer WHEN MATCHED THEN UPDATE SET purchases = s.purchases "
+        "WHEN NOT MATCHED THEN INSERT VALUES (s.customer, s.purchases)"
+    ).row_count
+    out["rows"] = engine.execute("SELECT * FROM accounts ORDER BY customer").rows()
+    out["table"] = sorted(r.customer for r in engine.table("accounts").collect())
+    # the user's session and its own Python functions still use the session's interpreter
+    out["python_exec_after"] = sc.pythonExec
+    out["user_worker"] = sc.parallelize([0], 1).map(lambda _: __import__("sys").executable).collect()[0]
+    print("RESULT " + json.dumps(out))
+    """
+)
+
+
+@pytest.mark.parametrize("connector", ["memory", "journal"])
+def test_engine_local_in_a_session_whose_workers_cannot_import_mergekit(tmp_path: Path, connector: str) -> None:
+    base = getattr(sys, "_base_executable", None)
+    assert sys.prefix != sys.base_prefix and base, "the tests run in a virtualenv (make test)"
+    path_dir = tmp_path / "bin"
+    path_dir.mkdir()
+    (path_dir / "python3").symlink_to(base)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_", "PYTHONPATH"))}
+    env["PATH"] = f"{path_dir}{os.pathsep}{env.get('PATH', '')}"
+    program = tmp_path / "user_program.py"
+    program.write_text(USER_PROGRAM)
+    proc = subprocess.run(
+        [sys.executable, str(program), str(tmp_path / "warehouse"), connector],
+        cwd=tmp_path,  # not the source tree: the workers must not find mergekit in their working directory
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = json.loads(lines[-1].removeprefix("RESULT "))
+    assert out["python_exec"] == "python3"
+    assert out["workers_import_mergekit"] == "no", out  # the situation of the report is reproduced
+    assert out["probe"].startswith("[CONFIGURATION_INVALID] The Spark session's Python workers run 'python3'")
+    assert f"PYSPARK_PYTHON={sys.executable}" in out["probe"] and "No module named 'mergekit'" in out["probe"]
+    assert out["update"] == 1 and out["merge"] == 2
+    assert out["rows"] == [["Aaron", 6], ["Bill", 8], ["Ed", 7]]
+    assert out["table"] == ["Aaron", "Bill", "Ed"]
+    assert out["python_exec_after"] == "python3"
+    assert out["user_worker"] == str(path_dir / "python3")
