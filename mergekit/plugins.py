@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from importlib.metadata import EntryPoint, entry_points
+from typing import Any
 
 from mergekit.errors import ErrorCode, MergekitError
-from mergekit.spi import ConnectorFactory
+from mergekit.spi import Connector, ConnectorContext, ConnectorFactory
+from mergekit.spi import create_connector as _create_with_context
 
-__all__ = ["GROUP", "register", "unregister", "get_factory", "available"]
+__all__ = ["GROUP", "register", "unregister", "get_factory", "available", "connector_context", "create_connector"]
 
 GROUP = "mergekit.connectors"
 _lock = threading.Lock()
@@ -82,3 +85,19 @@ def get_factory(name: str) -> ConnectorFactory:
             f"Entry point '{name}' of distribution '{dist}' is not a ConnectorFactory: {ep.value}",
         )
     return factory
+
+
+def connector_context() -> ConnectorContext:
+    """The engine services every connector factory receives (``ConnectorFactory.create(context=...)``): connector
+    factories are looked up exactly as catalogs look them up (:func:`get_factory`: registered ones, then entry
+    points), so a connector built over another one never loads plugins itself."""
+    return ConnectorContext(connector_factories=get_factory)
+
+
+def create_connector(name: str, *, catalog_name: str, config: Mapping[str, Any]) -> Connector:
+    """The connector of a catalog: the factory called ``name``, created with :func:`connector_context` (a factory
+    written before ``ConnectorContext`` existed is called without it). What ``Engine.add_catalog`` does for a
+    catalog given as a configuration, for tools that need a connector without an engine."""
+    return _create_with_context(
+        get_factory(name), catalog_name=catalog_name, config=config, context=connector_context()
+    )

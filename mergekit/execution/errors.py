@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from mergekit.errors import ErrorCode, MergekitError, find_error
+from mergekit.errors import ErrorCode, ErrorType, MergekitError, find_error
 
 __all__ = ["translate_error", "arithmetic_error"]
 
@@ -341,6 +341,8 @@ def translate_error(exc: BaseException) -> MergekitError:
             worker_python_message(None, missing.group(0) if missing else "ModuleNotFoundError"),
         )
     condition = _condition(exc) or ""
+    if condition.startswith("INVALID_INLINE_TABLE"):
+        return _inline_table_error(exc, condition)
     for prefix, code in _BY_CONDITION:
         if condition.startswith(prefix):
             message = None
@@ -355,3 +357,23 @@ def translate_error(exc: BaseException) -> MergekitError:
         )
         return MergekitError(ErrorCode.WRITER_ERROR, f"Task failed: {last.strip()}")
     return MergekitError(ErrorCode.EXECUTION_ERROR, _without_advice(_spark_message(exc)) or type(exc).__name__)
+
+
+def _inline_table_error(exc: BaseException, condition: str) -> MergekitError:
+    """Spark evaluates the rows of VALUES while it analyses them and wraps what failed; Trino reports the failure
+    itself (division by zero, overflow, a bad cast) or that the rows' types do not match."""
+    if "INCOMPATIBLE_TYPES" in condition:
+        return MergekitError(ErrorCode.TYPE_MISMATCH, "VALUES rows have mismatched types")
+    m = re.search(r'Failed to evaluate the SQL expression "(.*?)"', str(exc))
+    if m:
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.getActiveSession()
+        if spark is not None:
+            try:  # the expression alone, outside an inline table: Spark raises its own error
+                spark.sql(f"SELECT {m.group(1)}").collect()
+            except Exception as inner:  # noqa: BLE001 - that is what we look for
+                found = translate_error(inner)
+                if found.code.type is ErrorType.USER_ERROR:
+                    return found
+    return MergekitError(ErrorCode.INVALID_ARGUMENTS, f"A VALUES row cannot be evaluated: {_spark_message(exc)}")

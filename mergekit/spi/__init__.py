@@ -1,11 +1,111 @@
 """mergekit's connector SPI, modeled on Trino's (``io.trino.spi.connector``) in snake_case.
 
 Imports only pyarrow and attrs (and ``mergekit.errors``). See docs/develop/spi-overview.md.
+
+The whole contract between the engine and a storage plugin. A connector package imports only this package
+and ``mergekit.errors``; everything else of mergekit (SQL, planning, Spark) stays on the engine's side.
+
+Where each piece runs, and how often (details in each module):
+
+===============================  ==========  ============================================================
+piece                            runs on     called
+===============================  ==========  ============================================================
+``ConnectorFactory.create``      driver      once per catalog, with a ``ConnectorContext``
+``Connector`` getters            driver      whenever the engine needs a part (return the same objects)
+``ConnectorMetadata``            driver      per statement: names, DDL, layouts, ``begin_merge`` /
+                                             ``finish_merge`` / ``abort_merge`` (once each)
+``ConnectorSplitManager``        driver      ``get_splits`` once per scan read through page sources
+``ConnectorPageSource``          executors   one per split; iterated for Arrow record batches, then closed
+``ConnectorMergeSink``           executors   one per writer task that receives rows; ``store_merged_rows``
+                                             per page, then ``finish`` (fragments) or ``abort``
+``ConnectorIndex``               executors   one per lookup task of an indexed MERGE
+===============================  ==========  ============================================================
+
+Modules: ``_connector`` (factory, connector, context), ``_metadata`` (driver-side operations and the
+NOT_SUPPORTED messages), ``_model`` (names, columns, handles, layouts, sessions), ``_read`` (splits, page
+sources, native scans, indexes), ``_sink`` (merge sinks, the merge page layout and operations),
+``_partitioning`` (merge tables of seed 004), ``_properties`` (table properties), ``_types`` (SQL type names).
+The private modules are an implementation detail: import from ``mergekit.spi``. Two names are type aliases
+for documentation's sake: ``MergeFragment`` (what a sink's ``finish()`` returns, opaque to the engine) and
+``Procedure`` (a callable of ``Connector.get_procedures``). ``create_connector`` calls a factory with or
+without ``context`` as its signature allows; the engine and ``ConnectorContext`` use it, connectors need not.
+
+What to implement, by capability (each level adds to the one before):
+
+read-only catalog
+    ``ConnectorFactory.create``; ``Connector.get_metadata``, ``get_split_manager``,
+    ``get_page_source_provider``; ``ConnectorMetadata.list_tables``, ``get_table_handle``,
+    ``get_table_metadata`` (the three abstract methods); ``ConnectorSplitManager.get_splits``;
+    ``ConnectorPageSourceProvider.create_page_source`` and its ``ConnectorPageSource``.
+DDL
+    ``create_table`` / ``drop_table`` (and ``add_column``, ``drop_column``, ``truncate_table``,
+    ``create_schema`` as supported); table properties through ``Connector.get_table_properties``.
+append-only (INSERT, CREATE TABLE AS)
+    ``begin_merge`` / ``finish_merge`` / ``abort_merge``, ``Connector.get_page_sink_provider`` and a
+    ``ConnectorMergeSink`` that writes the INSERT rows of each page. Leave ``get_row_change_paradigm`` and
+    ``get_merge_row_id_column_handle`` at their defaults: UPDATE, DELETE and MERGE then fail with
+    ``NOT_SUPPORTED`` (``MODIFYING_ROWS_MESSAGE``) and ``mergekit connectors`` shows "INSERT only".
+row changes (UPDATE, DELETE, MERGE)
+    additionally ``get_row_change_paradigm`` and ``get_merge_row_id_column_handle`` (the scan must produce
+    the row id column), and sinks that handle every operation of :class:`MergeOperation`.
+faster
+    ``get_native_scan``, ``get_value_set_columns``, ``resolve_index`` with ``Connector.get_index_provider``,
+    ``get_insert_layout`` / ``get_update_layout`` to route rows to writers.
+
+A read-only connector over one in-memory Arrow table, the smallest complete one::
+
+    class OneTableMetadata(ConnectorMetadata):
+        def __init__(self, data: pa.Table) -> None:
+            self.data, self.name = data, SchemaTableName(schema="default", table="t")
+
+        def list_tables(self, *, session, schema):
+            return [self.name] if schema in (None, "default") else []
+
+        def get_table_handle(self, *, session, table, version=None):
+            if version is not None:
+                raise MergekitError(ErrorCode.NOT_SUPPORTED, TIME_TRAVEL_MESSAGE)
+            return ConnectorTableHandle(table=table) if table == self.name else None
+
+        def get_table_metadata(self, *, session, table_handle):
+            columns = [ColumnMetadata(name=f.name, type=f.type) for f in self.data.schema]
+            return ConnectorTableMetadata(table=self.name, columns=columns)
+
+    class OneSplit(ConnectorSplitManager):  # one split: the page source reads everything
+        def get_splits(self, *, session, table_handle, columns, constraint):
+            return [ConnectorSplit()]
+
+Its page source provider returns a page source yielding ``data.select([c.name for c in columns]).to_batches()``
+(the provider is pickled to executors with the data: real connectors ship paths, not rows).
+
+Testing: ``mergekit.testing.BaseConnectorTest`` runs the conformance kit against a catalog of the connector;
+behaviours default to supported and a connector opts out of what it cannot do (docs/develop/).
+
+Errors: every method may raise ``mergekit.errors.MergekitError(ErrorCode.X, message)``; the statement fails
+with that code and message, also when it was raised on an executor (the engine recovers it from the worker's
+traceback). Use ``NOT_SUPPORTED`` with the constant messages of this package for a missing capability,
+``TRANSACTION_CONFLICT`` when a concurrent commit invalidates this one, ``CONSTRAINT_VIOLATION`` for key
+violations and ``INVALID_ARGUMENTS`` for bad catalog options. Connectors get codes of their own from the
+reserved range of ``mergekit.errors.ErrorCode``.
+
+Pickling: everything the engine ships to executors (providers, handles, splits, sessions) is pickled with
+cloudpickle, and the fragments sinks return travel back with the standard ``pickle``: define fragment classes
+at module level in an importable module (the driver must import it to unpickle them). Keep connections,
+locks and open files out of all of these; open them lazily on the executor and close them in ``close()`` /
+``finish()`` / ``abort()``. Executors may be other machines: paths in handles must be reachable from them.
+
+Compatibility: arguments are keyword-only, so the SPI can add parameters with defaults without breaking
+implementers; a new optional capability arrives as a method whose default raises ``NOT_SUPPORTED``.
+
+See also: docs/develop/spi-overview.md (the pieces), supporting-merge.md (the write path, the merge page,
+the append-only recipe), testing-your-connector.md (the kit) and example-connector.md (``examples/csvdir``).
 """
 
 from __future__ import annotations
 
-from ._connector import Connector, ConnectorFactory
+# The plugin entry (driver): factory, connector, the engine's services.
+from ._connector import Connector, ConnectorContext, ConnectorFactory, Procedure, create_connector
+
+# Driver-side operations; the constant messages of their NOT_SUPPORTED defaults.
 from ._metadata import (
     ADD_COLUMN_MESSAGE,
     CHANGE_FEED_MESSAGE,
@@ -13,16 +113,21 @@ from ._metadata import (
     CREATE_TABLE_MESSAGE,
     DROP_COLUMN_MESSAGE,
     DROP_TABLE_MESSAGE,
+    HISTORY_MESSAGE,
     MERGE_TABLE_MESSAGE,
     MODIFYING_ROWS_MESSAGE,
     MULTI_TABLE_COMMIT_MESSAGE,
     TIME_TRAVEL_MESSAGE,
     TRUNCATE_MESSAGE,
     ConnectorMetadata,
+    MergeFragment,
 )
+
+# Values that cross the boundary between driver and executors (frozen attrs, picklable).
 from ._model import (
     ColumnHandle,
     ColumnMetadata,
+    ComputedColumn,
     ConnectorMergeTableHandle,
     ConnectorSession,
     ConnectorTableHandle,
@@ -33,8 +138,9 @@ from ._model import (
     TableCommit,
     TableVersion,
 )
+
+# Merge tables (seed 004).
 from ._partitioning import (
-    ComputedColumn,
     PartitionBounds,
     PartitionKind,
     PartitionMethod,
@@ -42,7 +148,11 @@ from ._partitioning import (
     RowsCheck,
     format_partition_value,
 )
+
+# Table properties of CREATE TABLE ... WITH (...).
 from ._properties import PROPERTY_TYPES, PropertyMetadata
+
+# Reads: splits, page sources, native scans, indexes.
 from ._read import (
     ALL,
     AntiJoin,
@@ -58,6 +168,8 @@ from ._read import (
     NativeScan,
     NativeScanUnion,
 )
+
+# Writes: merge sinks, the merge page layout, operation codes.
 from ._sink import (
     DELETE_OPERATION_NUMBER,
     INSERT_OPERATION_NUMBER,
@@ -73,69 +185,84 @@ from ._sink import (
     MergePageLayout,
     create_delete_and_insert_pages,
 )
+
+# SQL type names <-> Arrow types.
 from ._types import parse_sql_type, sql_type_name
 
 __all__ = [
+    # ---- plugin entry: found through the ``mergekit.connectors`` entry-point group (driver) ----
+    "ConnectorFactory",
+    "ConnectorContext",
+    "Connector",
+    "Procedure",
+    "create_connector",
+    # ---- driver-side operations and the constant messages of their NOT_SUPPORTED defaults ----
+    "ConnectorMetadata",
+    "MergeFragment",
     "ADD_COLUMN_MESSAGE",
-    "ALL",
     "CHANGE_FEED_MESSAGE",
-    "ComputedColumn",
+    "CREATE_SCHEMA_MESSAGE",
+    "CREATE_TABLE_MESSAGE",
     "DROP_COLUMN_MESSAGE",
+    "DROP_TABLE_MESSAGE",
+    "HISTORY_MESSAGE",
     "MERGE_TABLE_MESSAGE",
+    "MODIFYING_ROWS_MESSAGE",
     "MULTI_TABLE_COMMIT_MESSAGE",
+    "TIME_TRAVEL_MESSAGE",
+    "TRUNCATE_MESSAGE",
+    # ---- values that cross the boundary: frozen attrs, picklable ----
+    "ColumnHandle",
+    "ColumnMetadata",
+    "ComputedColumn",
+    "ConnectorMergeTableHandle",
+    "ConnectorSession",
+    "ConnectorTableHandle",
+    "ConnectorTableLayout",
+    "ConnectorTableMetadata",
+    "RowChangeParadigm",
+    "SchemaTableName",
+    "TableCommit",
+    "TableVersion",
+    # ---- reads: splits and page sources (executors), native scans, indexes ----
+    "ALL",
+    "AntiJoin",
+    "ConnectorIndex",
+    "ConnectorIndexHandle",
+    "ConnectorIndexProvider",
+    "ConnectorPageSource",
+    "ConnectorPageSourceProvider",
+    "ConnectorResolvedIndex",
+    "ConnectorSplit",
+    "ConnectorSplitManager",
+    "Constraint",
+    "NativeScan",
+    "NativeScanUnion",
+    # ---- writes: merge sinks (executors), the merge page layout and its operation codes ----
+    "ConnectorMergeSink",
+    "ConnectorPageSinkProvider",
+    "DELETE_OPERATION_NUMBER",
+    "INSERT_OPERATION_NUMBER",
+    "MERGE_NOT_SUPPORTED_MESSAGE",
+    "MERGE_PAGE_LAYOUT",
+    "MergeOperation",
+    "MergePage",
+    "MergePageLayout",
+    "UPDATE_DELETE_OPERATION_NUMBER",
+    "UPDATE_INSERT_OPERATION_NUMBER",
+    "UPDATE_OPERATION_NUMBER",
+    "create_delete_and_insert_pages",
+    # ---- merge tables (seed 004): partition schemes and bounds ----
     "PartitionBounds",
-    "PROPERTY_TYPES",
-    "PropertyMetadata",
     "PartitionKind",
     "PartitionMethod",
     "PartitionScheme",
     "RowsCheck",
     "format_partition_value",
-    "CREATE_SCHEMA_MESSAGE",
-    "CREATE_TABLE_MESSAGE",
-    "ColumnHandle",
-    "ColumnMetadata",
-    "Connector",
-    "ConnectorFactory",
-    "ConnectorMergeSink",
-    "ConnectorMergeTableHandle",
-    "ConnectorMetadata",
-    "ConnectorPageSinkProvider",
-    "ConnectorPageSource",
-    "ConnectorIndex",
-    "ConnectorIndexHandle",
-    "ConnectorIndexProvider",
-    "ConnectorResolvedIndex",
-    "ConnectorPageSourceProvider",
-    "ConnectorSession",
-    "ConnectorSplit",
-    "ConnectorSplitManager",
-    "ConnectorTableHandle",
-    "ConnectorTableLayout",
-    "ConnectorTableMetadata",
-    "Constraint",
-    "DELETE_OPERATION_NUMBER",
-    "DROP_TABLE_MESSAGE",
-    "INSERT_OPERATION_NUMBER",
-    "MERGE_NOT_SUPPORTED_MESSAGE",
-    "MERGE_PAGE_LAYOUT",
-    "MODIFYING_ROWS_MESSAGE",
-    "MergeOperation",
-    "MergePage",
-    "MergePageLayout",
-    "NativeScan",
-    "NativeScanUnion",
-    "AntiJoin",
-    "RowChangeParadigm",
-    "SchemaTableName",
-    "TIME_TRAVEL_MESSAGE",
-    "TRUNCATE_MESSAGE",
-    "TableCommit",
-    "TableVersion",
-    "UPDATE_DELETE_OPERATION_NUMBER",
-    "UPDATE_INSERT_OPERATION_NUMBER",
-    "UPDATE_OPERATION_NUMBER",
-    "create_delete_and_insert_pages",
+    # ---- table properties of CREATE TABLE ... WITH (...) ----
+    "PROPERTY_TYPES",
+    "PropertyMetadata",
+    # ---- SQL type names <-> Arrow types ----
     "parse_sql_type",
     "sql_type_name",
 ]

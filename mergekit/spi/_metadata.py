@@ -3,17 +3,41 @@
 Every method runs on the Spark driver, in the engine's process, and may use connections, files and locks.
 Arguments are keyword-only so the SPI can grow without breaking implementers. Optional capabilities have a
 default that raises ``NOT_SUPPORTED`` with a constant message; a connector overrides only what it supports.
+
+Three methods have no meaningful default and are abstract (a connector must implement them, or it cannot be
+instantiated): :meth:`ConnectorMetadata.list_tables`, :meth:`ConnectorMetadata.get_table_handle` and
+:meth:`ConnectorMetadata.get_table_metadata`. With those alone a connector is a read-only catalog (plus its
+split manager and page source provider on :class:`~mergekit.spi.Connector`).
+
+Groups of optional methods, and what a connector gets by overriding them:
+
+* DDL (``create_table``, ``drop_table``, ``add_column``, ``drop_column``, ``truncate_table``,
+  ``create_schema``): the matching statements; ``CREATE TABLE AS`` needs ``create_table`` plus the write path.
+* The write path (``begin_merge`` / ``finish_merge`` / ``abort_merge`` plus
+  ``Connector.get_page_sink_provider``): ``INSERT`` and ``CREATE TABLE AS``. Adding
+  ``get_row_change_paradigm`` and ``get_merge_row_id_column_handle``: ``MERGE``, ``UPDATE`` and ``DELETE``.
+* Versions (``get_table_handle(version=...)``, ``get_table_history``, ``get_changes_handle``): time travel,
+  ``DESCRIBE HISTORY`` and ``table_changes(...)``.
+* Read acceleration (``get_native_scan``, ``get_value_set_columns``, ``resolve_index``): same results, faster.
+* Merge tables (seed 004: ``create_merge_table``, ``get_partition_scheme``, ``set_table_partition``,
+  ``drop_table_partition``).
+
+Errors: raise :class:`~mergekit.errors.MergekitError` with a code; the statement fails with it unchanged.
+Any other exception fails the statement as an internal error (its text kept). Every message constant below is what the
+default of an optional method raises, and what the conformance kit expects from a connector that opts out.
 """
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 from mergekit.errors import ErrorCode, MergekitError
 
 from ._model import (
     ColumnHandle,
+    ColumnMetadata,
     ConnectorMergeTableHandle,
     ConnectorSession,
     ConnectorTableHandle,
@@ -41,7 +65,11 @@ __all__ = [
     "DROP_COLUMN_MESSAGE",
     "MULTI_TABLE_COMMIT_MESSAGE",
     "HISTORY_MESSAGE",
+    "MergeFragment",
 ]
+
+# The constant messages of NOT_SUPPORTED defaults (Trino's ``ConnectorMetadata`` wording where it has one).
+# Connectors that opt out of a capability raise the same constant, so users and the kit see one wording.
 
 MODIFYING_ROWS_MESSAGE = "This connector does not support modifying table rows"
 CREATE_TABLE_MESSAGE = "This connector does not support creating tables"
@@ -56,63 +84,118 @@ DROP_COLUMN_MESSAGE = "This connector does not support dropping columns"
 HISTORY_MESSAGE = "This connector does not support table history"
 MULTI_TABLE_COMMIT_MESSAGE = "This connector does not support committing several tables atomically"
 
+MergeFragment: TypeAlias = Any
+"""One fragment a merge sink's ``finish()`` returned: opaque to the engine, which only pickles it back from the
+executor and hands it to ``finish_merge``. Any picklable value the connector chooses (a file path, an attrs
+class describing a staged file, bytes); ``Any`` because only the connector knows, and it reads its own."""
+
 
 def _not_supported(message: str) -> MergekitError:
     return MergekitError(ErrorCode.NOT_SUPPORTED, message)
 
 
-class ConnectorMetadata:
-    """Catalog operations and the MERGE protocol of one connector instance (one catalog)."""
+class ConnectorMetadata(abc.ABC):
+    """Catalog operations and the MERGE protocol of one connector instance (one catalog).
+
+    Returned by ``Connector.get_metadata()``, on the driver, whenever the engine needs it (it may be asked
+    many times per statement, so return the same object). The engine may call it from several threads when an
+    embedder runs statements concurrently: guard shared state. It is never pickled.
+    """
 
     # ---- schemas and tables -------------------------------------------------------------------------
 
     def list_schemas(self, *, session: ConnectorSession) -> Sequence[str]:
-        """Schema names of the catalog. Default: just ``default``."""
+        """Schema names of the catalog. Default: just ``default``.
+
+        Called on the driver by ``SHOW SCHEMAS`` and by ``CREATE SCHEMA IF NOT EXISTS`` (to skip an existing
+        schema), once per statement. Returns names in any order; the engine sorts them for display."""
         return ["default"]
 
     def create_schema(self, *, session: ConnectorSession, schema: str, properties: Mapping[str, Any]) -> None:
+        """``CREATE SCHEMA``, once on the driver. ``properties`` is the statement's property bag (empty today:
+        the engine accepts no ``WITH`` clause here). Raise ``SCHEMA_ALREADY_EXISTS`` for an existing schema
+        (``IF NOT EXISTS`` is checked by the engine through :meth:`list_schemas` first).
+        Default: NOT_SUPPORTED (``CREATE_SCHEMA_MESSAGE``)."""
         raise _not_supported(CREATE_SCHEMA_MESSAGE)
 
+    @abc.abstractmethod
     def list_tables(self, *, session: ConnectorSession, schema: str | None) -> Sequence[SchemaTableName]:
-        """Tables of ``schema`` (all schemas when None)."""
-        raise NotImplementedError
+        """Tables of ``schema`` (all schemas when None).
 
+        Required. Called on the driver by ``SHOW TABLES`` (once per statement) and by tools that list a
+        catalog (``mergekit connectors``, ``mergekit rewrite``). Returns the names in any order; an unknown
+        schema yields an empty list rather than an error."""
+
+    @abc.abstractmethod
     def get_table_handle(
         self, *, session: ConnectorSession, table: SchemaTableName, version: TableVersion | None = None
     ) -> ConnectorTableHandle | None:
         """The handle of an existing table, or None when there is none. ``version`` asks for a snapshot
         (``FOR VERSION AS OF`` / ``FOR TIMESTAMP AS OF``); a connector that does not version raises
-        ``NOT_SUPPORTED`` (``TIME_TRAVEL_MESSAGE``) when it is not None."""
-        raise NotImplementedError
+        ``NOT_SUPPORTED`` (``TIME_TRAVEL_MESSAGE``) when it is not None.
 
+        Required. Called on the driver once per table reference of every statement, before anything else
+        about the table (the engine turns None into ``TABLE_NOT_FOUND``, or skips ``IF EXISTS``), and again
+        after a failed ``CREATE TABLE AS`` to drop what was created. Must be cheap: a catalog lookup, no scan.
+        A versioning connector pins the handle to the current snapshot, so every read of the statement sees
+        the same data."""
+
+    @abc.abstractmethod
     def get_table_metadata(
         self, *, session: ConnectorSession, table_handle: ConnectorTableHandle
     ) -> ConnectorTableMetadata:
-        """Columns (including hidden ones), key and properties of the table."""
-        raise NotImplementedError
+        """Columns (including hidden ones), key and properties of the table.
+
+        Required. Called on the driver once per table reference, right after :meth:`get_table_handle`, with
+        its handle: the columns define what the statement may name, ``DESCRIBE``, ``SELECT *`` and the data
+        channels of merge pages (the visible columns, in this order)."""
 
     def get_column_handles(
         self, *, session: ConnectorSession, table_handle: ConnectorTableHandle
     ) -> Mapping[str, ColumnHandle]:
-        """Handles of every column, hidden ones included, by name. Default: built from the table metadata."""
+        """Handles of every column, hidden ones included, by name. Default: built from the table metadata.
+
+        Called on the driver before every scan and every DML statement; the engine picks the handles of the
+        columns it reads and hands them to ``get_splits`` / ``create_page_source`` / ``get_native_scan``, and
+        to ``begin_merge`` in ``update_case_columns``. Override it when handles carry more than name and type."""
         meta = self.get_table_metadata(session=session, table_handle=table_handle)
         return {c.name: ColumnHandle(name=c.name, type=c.type) for c in meta.columns}
 
     def create_table(
         self, *, session: ConnectorSession, table_metadata: ConnectorTableMetadata, ignore_existing: bool
     ) -> None:
-        """Create an empty table. Raise ``TABLE_ALREADY_EXISTS`` when it exists and not ``ignore_existing``."""
+        """Create an empty table. Raise ``TABLE_ALREADY_EXISTS`` when it exists and not ``ignore_existing``.
+
+        Called once on the driver by ``CREATE TABLE`` and ``CREATE TABLE AS`` (before its query runs; the rows
+        then arrive through the ordinary INSERT path, and the engine drops the table again with
+        :meth:`drop_table` if that INSERT fails). ``table_metadata`` holds the columns as declared (the
+        statement's or the query's), the primary key and the checked, converted table properties (see
+        ``Connector.get_table_properties``). ``ignore_existing`` is ``IF NOT EXISTS``: return quietly then.
+        The table must be visible to :meth:`get_table_handle` when this returns.
+        Default: NOT_SUPPORTED (``CREATE_TABLE_MESSAGE``)."""
         raise _not_supported(CREATE_TABLE_MESSAGE)
 
     def drop_table(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle) -> None:
+        """``DROP TABLE``, once on the driver, with a handle from :meth:`get_table_handle` (the engine reports
+        ``TABLE_NOT_FOUND`` or skips ``IF EXISTS`` itself). Also called to undo a failed ``CREATE TABLE AS``.
+        Afterwards :meth:`get_table_handle` must return None. Default: NOT_SUPPORTED (``DROP_TABLE_MESSAGE``)."""
         raise _not_supported(DROP_TABLE_MESSAGE)
 
-    def add_column(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, column: Any) -> None:
-        """``ALTER TABLE ... ADD COLUMN``; ``column`` is a ``ColumnMetadata``."""
+    def add_column(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, column: ColumnMetadata
+    ) -> None:
+        """``ALTER TABLE ... ADD COLUMN``, once on the driver.
+
+        ``column`` is the new column as declared (name, Arrow type, SQL type name, nullability, comment). The
+        engine has already refused a name the table has (``DUPLICATE_COLUMN_NAME``, or nothing under ``IF NOT
+        EXISTS``). Existing rows read NULL in the new column. Default: NOT_SUPPORTED (``ADD_COLUMN_MESSAGE``)."""
         raise _not_supported(ADD_COLUMN_MESSAGE)
 
     def truncate_table(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle) -> None:
-        """Remove every row in one commit. Default: NOT_SUPPORTED, and the engine falls back to DELETE."""
+        """Remove every row in one commit. Default: NOT_SUPPORTED, and the engine falls back to DELETE.
+
+        Called once on the driver by ``TRUNCATE TABLE``. Only the NOT_SUPPORTED code triggers the fallback (a
+        ``DELETE`` without ``WHERE`` through the merge path); any other error fails the statement."""
         raise _not_supported(TRUNCATE_MESSAGE)
 
     def get_changes_handle(
@@ -121,7 +204,11 @@ class ConnectorMetadata:
         """The change feed of commits ``from_version``..``to_version`` (inclusive; None: the latest), for
         ``SELECT * FROM table_changes('t', from[, to])``. Its table metadata lists the table's columns plus
         ``_change_type`` ('insert' | 'update' | 'delete'), ``_commit_version`` and ``_commit_timestamp``;
-        it is read like any table handle. Default: NOT_SUPPORTED."""
+        it is read like any table handle. Default: NOT_SUPPORTED.
+
+        Called once on the driver per ``table_changes(...)`` reference; the handle returned then goes through
+        :meth:`get_table_metadata` and the ordinary read path (splits or a native scan). Raise
+        ``INVALID_ARGUMENTS`` for versions the table does not have."""
         raise _not_supported(CHANGE_FEED_MESSAGE)
 
     def get_table_history(
@@ -146,13 +233,19 @@ class ConnectorMetadata:
         ignore_existing: bool,
     ) -> None:
         """``CREATE MERGE TABLE``: a table made of child tables, partitioned by ``scheme`` (None: a read-only
-        union of its children). Default: NOT_SUPPORTED."""
+        union of its children). Default: NOT_SUPPORTED.
+
+        Called once on the driver. The merge table starts without children; ``ALTER TABLE ... ADD TABLE``
+        attaches them (:meth:`set_table_partition`). ``ignore_existing`` is ``IF NOT EXISTS``."""
         raise _not_supported(MERGE_TABLE_MESSAGE)
 
     def get_partition_scheme(
         self, *, session: ConnectorSession, table_handle: ConnectorTableHandle
     ) -> PartitionScheme | None:
-        """The scheme of a partitioned merge table; None for any other table (the default)."""
+        """The scheme of a partitioned merge table; None for any other table (the default).
+
+        Called on the driver when the engine plans ``ALTER TABLE ... AS PARTITION`` (to evaluate the bounds in
+        the key's type) and when it describes the table."""
         return None
 
     def set_table_partition(
@@ -177,11 +270,18 @@ class ConnectorMetadata:
     def drop_table_partition(
         self, *, session: ConnectorSession, merge_table: SchemaTableName, child: SchemaTableName
     ) -> None:
-        """``ALTER TABLE merge_table DROP TABLE child``: detach; the child becomes an ordinary table again."""
+        """``ALTER TABLE merge_table DROP TABLE child``: detach; the child becomes an ordinary table again.
+
+        Called once on the driver. Raise ``TABLE_NOT_FOUND`` when ``child`` is not a child of ``merge_table``.
+        Default: NOT_SUPPORTED (``MERGE_TABLE_MESSAGE``)."""
         raise _not_supported(MERGE_TABLE_MESSAGE)
 
     def drop_column(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, column: str) -> None:
-        """``ALTER TABLE ... DROP COLUMN``. Default: NOT_SUPPORTED."""
+        """``ALTER TABLE ... DROP COLUMN``. Default: NOT_SUPPORTED (``DROP_COLUMN_MESSAGE``).
+
+        Called once on the driver after the engine checked that the column exists (``COLUMN_NOT_FOUND``
+        otherwise). A connector refuses, with its own code, a column it cannot drop (a key or partition
+        column)."""
         raise _not_supported(DROP_COLUMN_MESSAGE)
 
     # ---- reads ------------------------------------------------------------------------------------------
@@ -195,13 +295,19 @@ class ConnectorMetadata:
         constraint: Constraint = ALL,
     ) -> NativeScan | NativeScanUnion | None:
         """A scan Spark can run by itself (or a union of such scans and splits), or None (the default) to
-        read through splits and page sources. ``constraint`` is for pruning, as in ``get_splits``."""
+        read through splits and page sources. ``constraint`` is for pruning, as in ``get_splits``.
+
+        Called on the driver once per scan of the table (a query may scan a table more than once), before
+        ``get_splits``; when it returns a scan, ``get_splits`` is not called for that scan. ``columns`` are the
+        handles the statement reads, in the order the scan must yield them. See docs/develop/spi-overview.md."""
         return None
 
     def get_value_set_columns(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle) -> frozenset[str]:
         """Columns whose ``Constraint.value_sets`` the table's reads put to use (e.g. reading only the rows of
         those keys). The engine gathers a large MERGE source's key values only for these: it costs a pass over
-        the source's keys. Default: none."""
+        the source's keys. Default: none.
+
+        Called on the driver once per MERGE whose source is large, before the target scan is planned."""
         return frozenset()
 
     def resolve_index(
@@ -224,28 +330,43 @@ class ConnectorMetadata:
     def get_row_change_paradigm(
         self, *, session: ConnectorSession, table_handle: ConnectorTableHandle
     ) -> RowChangeParadigm:
-        """Called once per statement, on the driver, before planning the change. Default: NOT_SUPPORTED."""
+        """Called once per statement, on the driver, before planning the change. Default: NOT_SUPPORTED.
+
+        Asked for every UPDATE, DELETE and MERGE (and INSERT: there a NOT_SUPPORTED answer is accepted, since
+        an INSERT changes no existing row; see "append-only" in docs/develop/supporting-merge.md). The answer
+        picks the row change processor (:class:`RowChangeParadigm`) and so the operations sinks receive.
+        Default: NOT_SUPPORTED (``MODIFYING_ROWS_MESSAGE``): the connector cannot change rows."""
         raise _not_supported(MODIFYING_ROWS_MESSAGE)
 
     def get_merge_row_id_column_handle(
         self, *, session: ConnectorSession, table_handle: ConnectorTableHandle
     ) -> ColumnHandle:
         """The column that identifies a target row. The engine requests it from the target scan (it need not
-        be a declared column) and hands its value back in the ``$row_id`` channel. Default: NOT_SUPPORTED."""
+        be a declared column) and hands its value back in the ``$row_id`` channel. Default: NOT_SUPPORTED.
+
+        Called once per statement on the driver, with :meth:`get_row_change_paradigm` (INSERT tolerates
+        NOT_SUPPORTED here too). The engine reads this column in the target scan, so the page source (or the
+        native scan's ``projections``) must produce it; its value must identify the row within the snapshot
+        the scan reads. It may be a struct (a composite key). Default: NOT_SUPPORTED (``MODIFYING_ROWS_MESSAGE``)."""
         raise _not_supported(MODIFYING_ROWS_MESSAGE)
 
     def get_insert_layout(
         self, *, session: ConnectorSession, table_handle: ConnectorTableHandle
     ) -> ConnectorTableLayout | None:
         """How inserted rows (and, without an update layout, changed rows) must be distributed. Default: None,
-        any writer may receive any row."""
+        any writer may receive any row.
+
+        Called once per DML statement (INSERT included) on the driver, before planning: the engine then
+        repartitions the rows by these columns' new values so that one sink receives every row of a partition."""
         return None
 
     def get_update_layout(
         self, *, session: ConnectorSession, table_handle: ConnectorTableHandle
     ) -> ConnectorTableLayout | None:
         """How DELETE, UPDATE and UPDATE_DELETE rows must be distributed, by the *old* row's values. Default:
-        None: they are distributed by row id, so all changes to one target row reach one writer."""
+        None: they are distributed by row id, so all changes to one target row reach one writer.
+
+        Called once per DML statement on the driver, before planning, with :meth:`get_insert_layout`."""
         return None
 
     def begin_merge(
@@ -259,7 +380,13 @@ class ConnectorMetadata:
 
         ``update_case_columns`` maps each UPDATE WHEN-clause number to the columns its SET assigns
         (``{0: set columns}`` for an UPDATE statement, empty for DELETE and INSERT). Check here that the
-        table is writable. Default: NOT_SUPPORTED."""
+        table is writable. Default: NOT_SUPPORTED.
+
+        Every INSERT, UPDATE, DELETE, MERGE and the INSERT of ``CREATE TABLE AS`` begins here, after the
+        statement was analysed and type-checked (a bad statement never begins). Returns a picklable handle
+        that reaches every merge sink and exactly one of :meth:`finish_merge` or :meth:`abort_merge`. Its
+        ``table_handle`` is the one the target scan reads: pin it to a snapshot to detect conflicts at commit.
+        Default: NOT_SUPPORTED (``MODIFYING_ROWS_MESSAGE``)."""
         raise _not_supported(MODIFYING_ROWS_MESSAGE)
 
     def finish_merge(
@@ -267,25 +394,41 @@ class ConnectorMetadata:
         *,
         session: ConnectorSession,
         merge_handle: ConnectorMergeTableHandle,
-        fragments: Sequence[Any],
+        fragments: Sequence[MergeFragment],
     ) -> None:
         """Called once on the driver with every sink's fragments: commit atomically, or raise (for example
         ``TRANSACTION_CONFLICT``) and leave the table as it was. Calling it without ``begin_merge`` is an
-        internal error."""
+        internal error.
+
+        ``fragments`` is one flat list: the concatenation of what every sink's ``finish()`` returned, from all
+        writer tasks, in no particular order (a task that received no rows created no sink and contributes
+        nothing; a statement that changed no row may commit with an empty list). It runs only after every
+        writer task succeeded and the duplicate-match check passed; if it raises, the engine calls
+        :meth:`abort_merge` with the same handle, so leave staged data for it to remove. The default raises
+        ``GENERIC_INTERNAL_ERROR``: a connector that implements :meth:`begin_merge` must implement this."""
         raise MergekitError(ErrorCode.GENERIC_INTERNAL_ERROR, "finish_merge called without begin_merge")
 
     def finish_merges(
         self,
         *,
         session: ConnectorSession,
-        merges: Sequence[tuple[ConnectorMergeTableHandle, Sequence[Any]]],
+        merges: Sequence[tuple[ConnectorMergeTableHandle, Sequence[MergeFragment]]],
     ) -> None:
         """Commit several merges (of different tables of this catalog, each begun with ``begin_merge``) in
         one atomic commit: all become visible or none does. For connectors that wrap this one, e.g. the
         children of a merge table. Default: NOT_SUPPORTED (the caller must not fall back to separate
-        ``finish_merge`` calls if it promises atomicity)."""
+        ``finish_merge`` calls if it promises atomicity).
+
+        Not called by the engine itself: a wrapping connector (the partitioned connector, over its base)
+        calls it from its own ``finish_merge``, on the driver, once per statement."""
         raise _not_supported(MULTI_TABLE_COMMIT_MESSAGE)
 
     def abort_merge(self, *, session: ConnectorSession, merge_handle: ConnectorMergeTableHandle) -> None:
         """Called on the driver when the statement fails after ``begin_merge``: discard what was staged.
-        Must not raise for a merge that staged nothing."""
+        Must not raise for a merge that staged nothing.
+
+        Called at most once per statement, instead of (or after a failed) :meth:`finish_merge`: when a sink
+        failed, the duplicate-match check or a NOT NULL check failed, the statement was cancelled, or
+        ``finish_merge`` raised. Sinks' ``abort()`` ran before on the executors that could, but a killed
+        worker never runs it, so remove everything staged under the merge handle (e.g. its staging directory)
+        here. Its own errors are swallowed (the original failure is reported). Default: nothing to discard."""

@@ -3,6 +3,19 @@
 All of them are frozen attrs classes with keyword-only arguments: immutable, hashable and picklable, because
 handles travel from the driver to Spark executors (inside splits and merge handles) and fragments travel back.
 Connectors subclass the handle bases to carry what they need; subclasses must stay picklable.
+
+Who builds what:
+
+* the engine builds :class:`SchemaTableName` (from the statement's resolved names), :class:`ConnectorSession`
+  (one per statement and catalog), :class:`ColumnMetadata` and :class:`ConnectorTableMetadata` for
+  ``CREATE TABLE`` and ``ALTER TABLE ... ADD COLUMN``, and :class:`TableVersion` for time travel;
+* the connector builds its subclasses of :class:`ConnectorTableHandle` and :class:`ConnectorMergeTableHandle`,
+  its :class:`ColumnHandle` values, :class:`ConnectorTableLayout` (with :class:`ComputedColumn` values),
+  :class:`TableCommit` for ``DESCRIBE HISTORY``, and chooses a :class:`RowChangeParadigm`.
+
+A subclass of a handle must itself be ``@attrs.frozen(kw_only=True)``, hold only picklable values (no open
+files, connections or locks: keep those on the connector, which stays on the driver) and keep equality by
+value, because the engine compares handles and pickles them into Spark tasks.
 """
 
 from __future__ import annotations
@@ -22,12 +35,18 @@ __all__ = [
     "ConnectorTableMetadata",
     "ConnectorTableHandle",
     "ColumnHandle",
+    "ComputedColumn",
     "ConnectorTableLayout",
     "ConnectorMergeTableHandle",
     "ConnectorSession",
     "RowChangeParadigm",
+    "TableCommit",
     "TableVersion",
 ]
+
+
+# Typed attrs converters: ``converter=tuple`` would defeat type checkers, and a list given by a connector must
+# not stay mutable inside a frozen value (a handle is hashed, and shared between threads of the driver).
 
 
 def _columns(values: Iterable[ColumnMetadata]) -> tuple[ColumnMetadata, ...]:
@@ -38,17 +57,25 @@ def _names(values: Iterable[str]) -> tuple[str, ...]:
     return tuple(values)
 
 
-def _anys(values: Iterable[Any]) -> tuple[Any, ...]:
+def _computed(values: Iterable[ComputedColumn]) -> tuple[ComputedColumn, ...]:
     return tuple(values)
 
 
 def _freeze_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    # A copy, so that a caller mutating its dict afterwards cannot change a frozen value; None reads as empty.
     return dict(value or {})
 
 
 @attrs.frozen(kw_only=True)
 class SchemaTableName:
-    """A table's name inside one catalog. Unquoted SQL identifiers arrive lower-cased."""
+    """A table's name inside one catalog. Unquoted SQL identifiers arrive lower-cased.
+
+    Built by the engine from the statement's names after it resolved the catalog (the catalog itself is not
+    part of the name: each connector instance serves one catalog, whose name is in
+    :attr:`ConnectorSession.catalog`). Quoted identifiers keep their case, so a connector that stores names
+    case-insensitively lower-cases them itself. ``str()`` gives ``schema.table``, the form the engine uses in
+    messages.
+    """
 
     schema: str
     table: str
@@ -65,6 +92,11 @@ class ColumnMetadata:
     (``varchar(16)``, ``timestamp(3) with time zone``); the engine derives it from ``type`` when it is None.
     A ``hidden`` column (a row id, a version number) is readable by name but not part of ``SELECT *`` and not
     part of merge pages.
+
+    The engine builds one for every column of ``CREATE TABLE`` and for ``ALTER TABLE ... ADD COLUMN``; the
+    connector returns them from ``get_table_metadata``. ``nullable`` False is a ``NOT NULL`` constraint the
+    engine enforces on every INSERT and UPDATE before a merge sink sees the row (the statement then fails with
+    ``CONSTRAINT_VIOLATION``); the connector only has to remember it. ``comment`` is shown by ``DESCRIBE``.
     """
 
     name: str
@@ -83,6 +115,9 @@ class ConnectorTableMetadata:
     holds the ``WITH (...)`` table properties, values already evaluated to Python scalars or lists; in
     ``create_table`` only properties the connector declares (``Connector.get_table_properties``), converted to
     their declared type, plus the defaults of those the statement did not set.
+
+    ``columns`` are in table order, hidden ones included; the engine shows the visible ones in ``DESCRIBE``
+    and ``SELECT *`` in that order. ``properties`` takes no part in equality or hashing (values may be lists).
     """
 
     table: SchemaTableName
@@ -93,9 +128,11 @@ class ConnectorTableMetadata:
 
     @property
     def visible_columns(self) -> tuple[ColumnMetadata, ...]:
+        """The columns of ``SELECT *`` and of merge pages, in table order (every column not ``hidden``)."""
         return tuple(c for c in self.columns if not c.hidden)
 
     def column(self, name: str) -> ColumnMetadata:
+        """The column named ``name`` (exact, case-sensitive), hidden ones included; ``KeyError`` when absent."""
         for c in self.columns:
             if c.name == name:
                 return c
@@ -104,7 +141,14 @@ class ConnectorTableMetadata:
 
 @attrs.frozen(kw_only=True)
 class TableVersion:
-    """A point in a table's history for time travel: exactly one of ``version`` or ``timestamp``."""
+    """A point in a table's history for time travel: exactly one of ``version`` or ``timestamp``.
+
+    Built by the engine for ``FOR VERSION AS OF n`` (``version``: a number ``DESCRIBE HISTORY`` lists) and
+    ``FOR TIMESTAMP AS OF ts`` (``timestamp``: the table as of the latest commit at or before it) and passed
+    to ``ConnectorMetadata.get_table_handle``. A connector that versions raises ``INVALID_ARGUMENTS`` for a
+    version that does not exist or a timestamp before the first commit; one that does not raises
+    ``NOT_SUPPORTED`` with ``TIME_TRAVEL_MESSAGE``.
+    """
 
     version: int | None = None
     timestamp: datetime | None = None
@@ -117,6 +161,7 @@ class TableCommit:
     ``version`` is the number ``FOR VERSION AS OF`` accepts; ``committed_at`` is in UTC; ``operation`` is the
     connector's name for what the commit did (``create``, ``write``, ``compact``, ...); ``metrics`` holds
     what the connector recorded about it (rows inserted, files added, ...), values of JSON-compatible types.
+    Returned, newest first, by ``ConnectorMetadata.get_table_history``.
     """
 
     version: int
@@ -129,7 +174,10 @@ class TableCommit:
 class ConnectorTableHandle:
     """Opaque to the engine: identifies a table (and, for a connector that versions, a snapshot of it).
 
-    Connectors subclass it. The engine only reads ``table`` for messages.
+    Connectors subclass it. The engine only reads ``table`` for messages. Returned by
+    ``ConnectorMetadata.get_table_handle`` on the driver, once per table reference of a statement; handed back
+    to every metadata call about that table during the statement, and pickled to executors with the page
+    source provider's calls. A handle pinned to a snapshot makes all reads of one statement consistent.
     """
 
     table: SchemaTableName
@@ -137,9 +185,33 @@ class ConnectorTableHandle:
 
 @attrs.frozen(kw_only=True)
 class ColumnHandle:
-    """Identifies a column in scans and layouts. ``name`` is the column name in pages; ``type`` its Arrow type."""
+    """Identifies a column in scans and layouts. ``name`` is the column name in pages; ``type`` its Arrow type.
+
+    The default ``ConnectorMetadata.get_column_handles`` builds one per column of the table metadata; a
+    connector subclasses it to carry more (a physical column name, a field id). Hidden columns have handles
+    too, and the row id handle of ``get_merge_row_id_column_handle`` need not be a declared column at all.
+    """
 
     name: str
+    type: pa.DataType
+
+
+@attrs.frozen(kw_only=True)
+class ComputedColumn:
+    """A value the engine computes per merge row and appends to merge pages, after ``$row_id``.
+
+    ``expression`` is SQL text (mergekit's dialect) over the table's visible column names; ``type`` the
+    Arrow type of the result (the engine casts to it). Its value is meaningful on INSERT and UPDATE_INSERT
+    rows (the new row); on delete rows it may hold anything. ``name`` is the channel's name in the page.
+
+    Declared in :attr:`ConnectorTableLayout.computed_columns` by a connector that needs a value it cannot
+    compute itself (connectors do not evaluate SQL): the partitioned connector's ``PARTITION BY ... USING
+    (expr)`` key. The engine analyses the expression while it plans the statement, so an expression that does
+    not resolve fails the statement before ``begin_merge``.
+    """
+
+    name: str
+    expression: str
     type: pa.DataType
 
 
@@ -150,13 +222,17 @@ class ConnectorTableLayout:
     The engine hashes ``partition_columns`` (column names, in order) of each row to pick the writer task, so
     all rows with equal values reach one merge sink. An UPDATE that changes those columns is routed by the
     *new* values for its insert half and by the update layout (or the row id) for its delete half.
+
+    Returned by ``ConnectorMetadata.get_insert_layout`` / ``get_update_layout`` on the driver, once per
+    statement, before planning. The number of writer tasks is the engine's choice (Spark's shuffle
+    partitions): a layout guarantees that rows with equal values meet in one task, not one task per value.
     """
 
     partition_columns: tuple[str, ...] = attrs.field(converter=_names)
-    computed_columns: tuple[Any, ...] = attrs.field(default=(), converter=_anys)
-    """:class:`~mergekit.spi.ComputedColumn` values the engine evaluates per merge row (SQL text over the
-    new column values, e.g. a ``USING`` partition expression) and appends to every merge page after
-    ``$row_id``, in this order. ``partition_columns`` may name them."""
+    computed_columns: tuple[ComputedColumn, ...] = attrs.field(default=(), converter=_computed)
+    """:class:`ComputedColumn` values the engine evaluates per merge row (SQL text over the new column values,
+    e.g. a ``USING`` partition expression) and appends to every merge page after ``$row_id``, in this order.
+    ``partition_columns`` may name them."""
 
 
 @attrs.frozen(kw_only=True)
@@ -166,6 +242,11 @@ class ConnectorMergeTableHandle:
     ``table_handle`` is the table handle the target scan must use (it may differ from the one passed to
     ``begin_merge``, for example pinned to a snapshot). Connectors subclass it to add a transaction id,
     a staging location, the columns each UPDATE case sets, and so on.
+
+    Created once per statement on the driver, pickled to every writer task (``create_merge_sink``) and given
+    back on the driver to ``finish_merge`` (success) or ``abort_merge`` (failure). It is the place for what
+    the sinks and the commit must agree on: keep the statement's identity in it (a staging directory named
+    after :attr:`ConnectorSession.query_id`) rather than on the connector object.
     """
 
     table_handle: ConnectorTableHandle
@@ -177,6 +258,10 @@ class RowChangeParadigm(enum.Enum):
     ``CHANGE_ONLY_UPDATED_COLUMNS``: sinks receive UPDATE rows (operation 3) with the full new row and its row id.
     ``DELETE_ROW_AND_INSERT_ROW``: the engine turns every UPDATE into an UPDATE_DELETE (5) of the old row and
     an UPDATE_INSERT (4) of the new one, routed independently, before the sink sees them.
+
+    Returned by ``ConnectorMetadata.get_row_change_paradigm`` once per UPDATE, DELETE and MERGE statement, on
+    the driver. A connector whose insert layout's columns may change in an UPDATE needs
+    ``DELETE_ROW_AND_INSERT_ROW``: only then can the new row reach another writer than the old one.
     """
 
     CHANGE_ONLY_UPDATED_COLUMNS = "CHANGE_ONLY_UPDATED_COLUMNS"
@@ -184,6 +269,7 @@ class RowChangeParadigm(enum.Enum):
 
 
 def _utcnow() -> datetime:
+    # A module-level function rather than a lambda keeps the default factory picklable by reference.
     return datetime.now(UTC)
 
 
@@ -193,6 +279,13 @@ class ConnectorSession:
 
     ``query_id`` is unique per statement (use it to name staged files). ``properties`` holds session and
     catalog properties the connector may read. ``start_time`` is the statement's start, in UTC.
+
+    Built by the engine once per statement and catalog and passed to every SPI call of that statement, on the
+    driver and (pickled) on executors. ``catalog`` is the name of the catalog the connector was created for;
+    ``user`` the engine's user name; ``time_zone`` the session time zone. For INSERT, UPDATE, DELETE and
+    MERGE, ``properties["statement"]`` names the statement (``"INSERT"``, ``"UPDATE"``, ``"DELETE"``,
+    ``"MERGE"``), e.g. for the operation of a commit in ``DESCRIBE HISTORY``; a connector must not rely on
+    any other key being present.
     """
 
     query_id: str = attrs.field(factory=lambda: uuid.uuid4().hex)

@@ -19,6 +19,13 @@ Example (the memory connector)::
                 default=[],
             )
         ]
+
+When things happen: a ``PropertyMetadata`` is built when the connector module loads (constructing one checks
+the declaration, so a bad declaration fails at import, naming the property); the engine calls
+``Connector.get_table_properties`` on the driver once per ``CREATE TABLE`` / ``CREATE TABLE AS`` and
+:meth:`PropertyMetadata.decode` once per property the statement sets. ``decode`` is pure and cheap.
+Property *values* are typed ``Any`` on purpose: they are the Python values of SQL literals (str, bool, int,
+float, list of str), and which one depends on the declared ``type``.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ __all__ = ["PROPERTY_TYPES", "PropertyMetadata"]
 #: range; ``double`` a numeric literal; ``array(varchar)`` ``ARRAY['a', 'b']`` (a list of strings).
 PROPERTY_TYPES: tuple[str, ...] = ("varchar", "boolean", "integer", "bigint", "double", "array(varchar)")
 
+# The range a literal must fit for the integer types (Trino's INTEGER and BIGINT).
 _RANGES = {"integer": (-(2**31), 2**31 - 1), "bigint": (-(2**63), 2**63 - 1)}
 
 
@@ -53,7 +61,12 @@ def _literal(value: Any) -> str:
 
 
 def _strings(values: Iterable[str]) -> tuple[str, ...]:
+    # typed converter (``converter=tuple`` defeats type checkers); a list given by a connector is frozen
     return tuple(values)
+
+
+# attrs validators: they run when a connector declares a property, so mistakes show at import time.
+# (``instance`` and ``attribute`` are attrs' own arguments, unused here.)
 
 
 def _check_name(instance: Any, attribute: Any, value: str) -> None:
@@ -88,6 +101,7 @@ class PropertyMetadata:
     allowed_values: tuple[str, ...] = attrs.field(default=(), converter=_strings)
 
     def __attrs_post_init__(self) -> None:
+        # checks across fields: allowed values only make sense for varchar, and the default must decode
         if self.allowed_values and self.type != "varchar":
             raise ValueError(f"property {self.name}: allowed_values needs type varchar, not {self.type}")
         if self.default is not None:
@@ -98,6 +112,7 @@ class PropertyMetadata:
         NULL first). Raises ``ValueError`` saying why the value does not fit; the engine turns it into
         ``INVALID_TABLE_PROPERTY`` naming the catalog and the property."""
         kind = self.type
+        # varchar: any string, or one of allowed_values (case-insensitive), spelled as declared
         if kind == "varchar" and isinstance(value, str):
             if not self.allowed_values:
                 return value
@@ -105,15 +120,20 @@ class PropertyMetadata:
                 if allowed.lower() == value.lower():
                     return allowed
             raise ValueError(f"Invalid value [{value}]. Valid values: {', '.join(self.allowed_values)}")
+        # boolean: TRUE / FALSE only (no 'yes', no 1)
         if kind == "boolean" and isinstance(value, bool):
             return value
+        # integer / bigint: an integer literal in range (bool is an int to Python: excluded)
         if kind in _RANGES and isinstance(value, int) and not isinstance(value, bool):
             low, high = _RANGES[kind]
             if not low <= value <= high:
                 raise ValueError(f"Value {value} is out of range for {kind}")
             return value
+        # double: any numeric literal, as float
         if kind == "double" and isinstance(value, int | float) and not isinstance(value, bool):
             return float(value)
+        # array(varchar): ARRAY['a', 'b'] arrives as a list of str; returned as a new list
         if kind == "array(varchar)" and isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
             return list(value)
+        # anything else: the message the engine shows after "Invalid value for catalog ... property ...: "
         raise ValueError(f"Cannot convert [{_literal(value)}] to {kind}")

@@ -49,7 +49,12 @@ def _tuple(values: Iterable[Any]) -> tuple[Any, ...]:
 
 @attrs.frozen(kw_only=True)
 class ConnectorSplit:
-    """Base of a connector's splits. Subclasses add what a page source needs (file paths, row ranges...)."""
+    """Base of a connector's splits. Subclasses add what a page source needs (file paths, row ranges...).
+
+    Returned by ``get_splits`` on the driver and pickled (cloudpickle) to the executor task that reads it;
+    one split is read by one page source. Keep splits small (paths and ranges, not rows): the engine
+    distributes them as rows of a Spark DataFrame.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -62,15 +67,20 @@ class Constraint:
     column's type). A connector may ignore a constraint: the engine filters again, unless the scan says it
     enforced it (:attr:`NativeScanUnion.enforced`)."""
 
+    # Values are Python scalars as the engine evaluated the statement's literals (int, str, Decimal, date,
+    # datetime, bool, bytes): ``Any``, because a column's values may be of a wider type than the column.
     equalities: Mapping[str, frozenset[Any]] = attrs.field(factory=dict)
     ranges: Mapping[str, tuple[Any, Any]] = attrs.field(factory=dict)
     value_sets: Mapping[str, pa.Array] = attrs.field(factory=dict)
 
 
+# No constraint: every row is wanted (the default of ``get_native_scan``; what a query without WHERE passes).
 ALL = Constraint()
 
 
 class ConnectorSplitManager(abc.ABC):
+    """Cuts a scan into splits, on the driver. Returned by ``Connector.get_split_manager``."""
+
     @abc.abstractmethod
     def get_splits(
         self,
@@ -80,22 +90,41 @@ class ConnectorSplitManager(abc.ABC):
         columns: Sequence[ColumnHandle],
         constraint: Constraint,
     ) -> Sequence[ConnectorSplit]:
-        """Called on the driver, once per scan. Returns picklable splits; an empty table may return none."""
+        """Called on the driver, once per scan. Returns picklable splits; an empty table may return none.
+
+        Called for every scan that ``ConnectorMetadata.get_native_scan`` did not take over (it returned None):
+        queries, the target scan of UPDATE, DELETE and MERGE (with the row id column among ``columns``), and
+        ``table_changes`` handles. ``columns`` are the handles the page sources must yield, in order;
+        ``constraint`` is a pruning hint (the engine filters the rows again), so a connector may ignore it.
+        Each split becomes one task's work: many small splits cost scheduling, one split costs parallelism."""
 
 
 class ConnectorPageSource(abc.ABC):
-    """Reads one split on an executor. Iterate it for pages; ``close`` is always called."""
+    """Reads one split on an executor. Iterate it for pages; ``close`` is always called.
+
+    Created by ``ConnectorPageSourceProvider.create_page_source``; the engine iterates it once, then calls
+    :meth:`close` (also when iterating raised or the task was cancelled).
+    """
 
     @abc.abstractmethod
     def __iter__(self) -> Iterator[pa.RecordBatch]:
-        """Yields record batches with exactly the requested columns, in the requested order."""
+        """Yields record batches with exactly the requested columns, in the requested order.
+
+        The engine selects the requested columns by name and casts each to its handle's type, so a batch
+        with extra columns or a compatible type still works, at the cost of a copy. Empty batches are
+        skipped. Raising fails the statement (a ``MergekitError`` keeps its code)."""
 
     def close(self) -> None:
-        """Release files and connections."""
+        """Release files and connections. Called exactly once, after iteration ended or failed. Default:
+        nothing to release."""
 
 
 class ConnectorPageSourceProvider(abc.ABC):
-    """Must be picklable: the engine ships it to executors."""
+    """Must be picklable: the engine ships it to executors.
+
+    Returned by ``Connector.get_page_source_provider`` on the driver, once per scan, and pickled into the
+    Spark job with the session, the table handle and the column handles.
+    """
 
     @abc.abstractmethod
     def create_page_source(
@@ -106,7 +135,11 @@ class ConnectorPageSourceProvider(abc.ABC):
         table_handle: ConnectorTableHandle,
         columns: Sequence[ColumnHandle],
     ) -> ConnectorPageSource:
-        """Called on an executor, once per split."""
+        """Called on an executor, once per split.
+
+        ``split`` is one of those ``get_splits`` (or a :class:`NativeScanUnion`) returned; ``table_handle``
+        the handle the scan was planned with; ``columns`` the handles to yield, in order. For the target scan
+        of a DML statement they include the row id handle. Open files here or lazily in ``__iter__``."""
 
 
 @attrs.frozen(kw_only=True)
@@ -119,6 +152,10 @@ class NativeScan:
     ``row_filter``, when set, is a SQL predicate over the file columns (Spark SQL syntax) that the engine
     applies before anything else, e.g. to drop deleted rows. ``anti_join``, when set, drops every row whose
     key columns occur in another scan's rows (rows superseded by later files), after ``row_filter``.
+
+    Returned by ``ConnectorMetadata.get_native_scan`` on the driver; the engine turns it into a Spark
+    DataFrame read, so no Python worker runs for it. ``paths`` must be readable by Spark on every executor
+    (absolute local paths on one machine, ``s3a://`` / ``hdfs://`` URIs on a cluster).
     """
 
     format: str
@@ -160,12 +197,16 @@ class NativeScanUnion:
     keys)."""
 
 
-# ---- index lookups (Trino's ConnectorIndex) -------------------------------------------------------------
+# ---- index lookups (Trino's ConnectorIndex): a MERGE finds its target rows by key, per task, instead of
+# scanning the whole target. The engine calls resolve_index on the driver, then get_index and lookup on the
+# executors that join each share of the source. -------------------------------------------------------------
 
 
 @attrs.frozen(kw_only=True)
 class ConnectorIndexHandle:
-    """Base of a connector's resolved index: what an executor needs to look rows up (picklable)."""
+    """Base of a connector's resolved index: what an executor needs to look rows up (picklable).
+
+    Connectors subclass it (frozen attrs) with the snapshot and the files to search."""
 
 
 @attrs.frozen(kw_only=True)
@@ -185,16 +226,24 @@ class ConnectorResolvedIndex:
 
 
 class ConnectorIndex(abc.ABC):
-    """Rows of a table by the values of its index columns, on an executor."""
+    """Rows of a table by the values of its index columns, on an executor.
+
+    Created by ``ConnectorIndexProvider.get_index`` in a lookup task; the engine calls :meth:`lookup` with
+    that task's keys and closes the page source it returns."""
 
     @abc.abstractmethod
     def lookup(self, keys: pa.Table) -> ConnectorPageSource:
         """A page source of every live row whose index columns equal one row of ``keys`` (the index columns,
-        in order and of their types, distinct, no nulls, sorted by the first), with the output columns asked for."""
+        in order and of their types, distinct, no nulls, sorted by the first), with the output columns asked for.
+
+        Called on the executor once per lookup task (so once per share of the source's keys), never with an
+        empty ``keys``. Keys outside the index column's type range are dropped by the engine beforehand."""
 
 
 class ConnectorIndexProvider(abc.ABC):
-    """Must be picklable: the engine ships it to executors."""
+    """Must be picklable: the engine ships it to executors.
+
+    Returned by ``Connector.get_index_provider`` on the driver once per MERGE that uses an index."""
 
     @abc.abstractmethod
     def get_index(
@@ -205,4 +254,8 @@ class ConnectorIndexProvider(abc.ABC):
         lookup_columns: Sequence[ColumnHandle],
         output_columns: Sequence[ColumnHandle],
     ) -> ConnectorIndex:
-        """Called on an executor, once per task."""
+        """Called on an executor, once per task.
+
+        ``index_handle`` is :attr:`ConnectorResolvedIndex.index_handle`; ``lookup_columns`` the index columns
+        the keys will hold (today the first index column only); ``output_columns`` the columns each found row
+        must have (the target's columns the MERGE reads, with the row id)."""

@@ -374,3 +374,51 @@ def _typed_decimal_literal(node: exp.Expr) -> _T | None:
 
 def _norm(name: str | None) -> str:
     return (name or "").lower()
+
+
+# --------------------------------------------------------------------------------------------------
+# Operand types Trino refuses and Spark would coerce
+
+
+_COMPARISONS = {exp.EQ: "=", exp.NEQ: "<>", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
+_ARITHMETIC = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}
+# functions of a string argument (``this``): Spark casts a number or date to a string, Trino refuses it
+_STRING_FUNCTIONS = {
+    exp.Length: "length",
+    exp.Upper: "upper",
+    exp.Lower: "lower",
+    exp.Trim: "trim",
+    exp.Substring: "substr",
+}
+
+
+def _type_mismatch(message: str) -> MergekitError:
+    return MergekitError(ErrorCode.TYPE_MISMATCH, message)
+
+
+def check_operand_types(node: exp.Expr, types: dict[str, object]) -> None:
+    """TYPE_MISMATCH, in Trino's words, for operands Trino's analyzer refuses but Spark would coerce (so the
+    statement would run with other semantics): a string compared with or added to a number, a date or timestamp
+    plus a number, a string function of a number or date."""
+    a, b = types.get("this"), types.get("expression")
+    known_a = isinstance(a, _T) and a.known and a.name != "unknown"
+    known_b = isinstance(b, _T) and b.known and b.name != "unknown"
+    op = _COMPARISONS.get(type(node))
+    if op is not None and known_a and known_b:
+        assert isinstance(a, _T) and isinstance(b, _T)
+        if (a.string and b.numeric) or (a.numeric and b.string):
+            raise _type_mismatch(f"Cannot apply operator: {a} {op} {b}")
+    op = _ARITHMETIC.get(type(node))
+    if op is not None and known_a and known_b:
+        assert isinstance(a, _T) and isinstance(b, _T)
+        if (
+            (a.numeric or a.string or a.temporal)
+            and (b.numeric or b.string or b.temporal)
+            and not (a.numeric and b.numeric)
+        ):
+            raise _type_mismatch(f"Cannot apply operator: {a} {op} {b}")
+    name = _STRING_FUNCTIONS.get(type(node))
+    if name is not None and known_a:
+        assert isinstance(a, _T)
+        if not a.string and (a.numeric or a.temporal or a.name == "boolean"):
+            raise _type_mismatch(f"Unexpected parameters ({a}) for function {name}. Expected: {name}(varchar(x))")

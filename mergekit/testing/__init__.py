@@ -13,8 +13,11 @@ catalog of their connector::
         unsupported = {Behavior.NOT_MATCHED_BY_SOURCE}
 
 Every scenario (``mergekit/testing/scenarios/*.json``: the Trino-derived MERGE, UPDATE, DELETE cases and
-mergekit's own) runs against the catalog, and so do the kit's own tests of DDL (table properties: an undeclared
-one, NULL, or a wrong value is refused with ``INVALID_TABLE_PROPERTY`` and no table is created). Behaviours default to supported, so a new scenario runs against
+mergekit's own) runs against the catalog, and so do the kit's own tests: table properties (an undeclared
+one, NULL, or a wrong value is refused with ``INVALID_TABLE_PROPERTY`` and no table is created), column types
+(DECIMAL, DATE, TIMESTAMP, VARBINARY next to INTEGER, BIGINT, VARCHAR, BOOLEAN: insert, read back, update,
+merge), predicates on every type, DDL (create, drop, add column) and abort cleanup (a statement failing in the
+writer task or in ``finish_merge`` leaves no row changed and no staged file behind); see ``_data.py``. Behaviours default to supported, so a new scenario runs against
 every connector until the connector opts out. An opted-out behaviour is tested to fail with the exact
 ``NOT_SUPPORTED`` message the connector declares in :attr:`BaseConnectorTest.not_supported_message`.
 """
@@ -23,7 +26,6 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-import enum
 import json
 import re
 from collections import Counter
@@ -34,17 +36,20 @@ from typing import Any, ClassVar
 
 import pytest
 
-__all__ = ["BaseConnectorTest", "Behavior", "assert_same_rows", "load_scenarios", "normalize"]
+from ._behavior import DEFAULT_MESSAGES, TYPE_BEHAVIORS, Behavior
+from ._data import KIT_COLUMNS, DataBehaviorTests, KitColumn
 
-
-class Behavior(enum.StrEnum):
-    """What a scenario needs from the connector."""
-
-    INSERT = "insert"
-    MERGE = "merge"
-    UPDATE = "update"
-    DELETE = "delete"
-    NOT_MATCHED_BY_SOURCE = "not_matched_by_source"
+__all__ = [
+    "BaseConnectorTest",
+    "Behavior",
+    "DEFAULT_MESSAGES",
+    "KIT_COLUMNS",
+    "KitColumn",
+    "TYPE_BEHAVIORS",
+    "assert_same_rows",
+    "load_scenarios",
+    "normalize",
+]
 
 
 def load_scenarios() -> list[dict[str, Any]]:
@@ -84,7 +89,7 @@ def assert_same_rows(actual: list[Any], expected: list[Any], *, ordered: bool = 
 SCENARIOS = load_scenarios()
 
 
-class BaseConnectorTest:
+class BaseConnectorTest(DataBehaviorTests):
     """Subclass and implement :meth:`catalog`. Uses a Spark session: the active one, or a new local one."""
 
     #: behaviours the connector does not support; their scenarios must fail with ``not_supported_message``

@@ -14,6 +14,7 @@ from typing import Any
 import pyarrow as pa
 from mergekit_journal import JournalConnectorFactory
 
+from mergekit import plugins
 from mergekit.spi import (
     ALL,
     MERGE_PAGE_LAYOUT,
@@ -38,7 +39,7 @@ class JournalHarness:
         self.warehouse = warehouse
         self.options = options
         self.connector = JournalConnectorFactory().create(
-            catalog_name="lake", config={"warehouse": warehouse, **options}
+            catalog_name="lake", config={"warehouse": warehouse, **options}, context=plugins.connector_context()
         )
         self.metadata = self.connector.get_metadata()
 

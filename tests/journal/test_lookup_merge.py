@@ -39,9 +39,9 @@ class _Pair:
     """The same table in two warehouses: one MERGEs by lookups, the other through the Spark plan."""
 
     def __init__(self, spark, tmp_path, monkeypatch, **options) -> None:
-        import mergekit.engine as engine_module
+        import mergekit.planner.cost as cost_module
 
-        self.spark, self.tmp_path, self.monkeypatch, self.module = spark, tmp_path, monkeypatch, engine_module
+        self.spark, self.tmp_path, self.monkeypatch, self.module = spark, tmp_path, monkeypatch, cost_module
         self.lookup = _engine(spark, tmp_path / "lookup", **options)
         self.reference = _engine(spark, tmp_path / "spark", **options)
 
@@ -56,7 +56,7 @@ class _Pair:
         self.reference.register_dataframe(name, df)
 
     def run(self, engine: Engine, sql: str, threshold: int):
-        self.monkeypatch.setattr(self.module, "_LOOKUP_MIN_KEYS", threshold)
+        self.monkeypatch.setattr(self.module, "LOOKUP_MIN_KEYS", threshold)
         return engine.execute(sql)
 
     def merge(self, sql: str, *, looked_up: bool = True):
@@ -168,11 +168,11 @@ def test_lookup_merge_errors_leave_the_table_unchanged(spark, tmp_path, monkeypa
         "MERGE INTO t USING nulls s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v "
         "WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v)": ErrorCode.CONSTRAINT_VIOLATION,
     }
-    import mergekit.engine as engine_module
+    import mergekit.execution.statement as statement_module
 
     calls = []
-    real = engine_module.run_lookup_merge
-    monkeypatch.setattr(engine_module, "run_lookup_merge", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = statement_module.run_lookup_merge
+    monkeypatch.setattr(statement_module, "run_lookup_merge", lambda *a, **k: calls.append(1) or real(*a, **k))
     for sql, code in statements.items():
         for engine, threshold in ((pair.lookup, LOOKUP), (pair.reference, SPARK_PLAN)):
             with pytest.raises(MergekitError) as info:

@@ -91,9 +91,9 @@ def test_tiny_source_prunes_target_files_by_key_range(spark, tmp_path, monkeypat
     so that the split count shows the files read.)"""
     import mergekit_journal._scan_planning as scan_planning
 
-    import mergekit.engine as engine_module
+    import mergekit.planner.cost as cost_module
 
-    monkeypatch.setattr(engine_module, "_LOOKUP_MIN_KEYS", 10**18)  # the Spark plan (connectors without an index)
+    monkeypatch.setattr(cost_module, "LOOKUP_MIN_KEYS", 10**18)  # the Spark plan (connectors without an index)
     monkeypatch.setattr(scan_planning, "_FILES_PER_KEYED_SPLIT", 1)
     e = _engine(spark, tmp_path, rows_per_file=100)
     e.execute("CREATE TABLE t (id BIGINT NOT NULL, v VARCHAR, PRIMARY KEY (id))")
@@ -266,10 +266,10 @@ def test_large_source_keys_go_to_the_journal_as_a_value_set(spark, tmp_path, mon
     import mergekit_journal._scan_planning as scan_planning
     import mergekit_journal._storage as journal_storage
 
-    import mergekit.engine as engine_module
+    import mergekit.planner.cost as cost_module
 
-    monkeypatch.setattr(engine_module, "_KEY_VALUES_MAX", 20)  # this test's 160-key source: a "large" one
-    monkeypatch.setattr(engine_module, "_LOOKUP_MIN_KEYS", 10**18)  # the Spark plan (connectors without an index)
+    monkeypatch.setattr(cost_module, "KEY_VALUES_MAX", 20)  # this test's 160-key source: a "large" one
+    monkeypatch.setattr(cost_module, "LOOKUP_MIN_KEYS", 10**18)  # the Spark plan (connectors without an index)
     if many:
         monkeypatch.setattr(scan_planning, "_PROBE_DELTAS_AT_ONCE", 1)
         monkeypatch.setattr(journal_storage, "_SLICE_FROM", 1)
@@ -299,10 +299,10 @@ def test_value_set_keys_of_other_types_and_repeated_keys(spark, tmp_path, monkey
     """INTEGER source keys against a BIGINT key convert exactly; DOUBLE ones are not handed over (Arrow would
     not compare them as Spark does): the semi join filters instead, same rows. A key the source repeats is
     still two matches of one target row."""
-    import mergekit.engine as engine_module
+    import mergekit.planner.cost as cost_module
 
-    monkeypatch.setattr(engine_module, "_KEY_VALUES_MAX", 5)
-    monkeypatch.setattr(engine_module, "_LOOKUP_MIN_KEYS", 10**18)  # the Spark plan (connectors without an index)
+    monkeypatch.setattr(cost_module, "KEY_VALUES_MAX", 5)
+    monkeypatch.setattr(cost_module, "LOOKUP_MIN_KEYS", 10**18)  # the Spark plan (connectors without an index)
     e = _engine(spark, tmp_path, rows_per_file=40)
     e.execute("CREATE TABLE t (id BIGINT NOT NULL, v VARCHAR, PRIMARY KEY (id))")
     e.execute("INSERT INTO t SELECT id, 'base' FROM UNNEST(sequence(0, 199)) AS x(id)")
@@ -342,10 +342,10 @@ def test_value_set_keys_of_other_types_and_repeated_keys(spark, tmp_path, monkey
 
 def test_value_set_of_string_keys(spark, tmp_path, monkeypatch) -> None:
     """A VARCHAR key takes the source's strings as a value set too (byte-wise equality, as Spark's)."""
-    import mergekit.engine as engine_module
+    import mergekit.planner.cost as cost_module
 
-    monkeypatch.setattr(engine_module, "_KEY_VALUES_MAX", 5)
-    monkeypatch.setattr(engine_module, "_LOOKUP_MIN_KEYS", 10**18)  # the Spark plan (connectors without an index)
+    monkeypatch.setattr(cost_module, "KEY_VALUES_MAX", 5)
+    monkeypatch.setattr(cost_module, "LOOKUP_MIN_KEYS", 10**18)  # the Spark plan (connectors without an index)
     e = _engine(spark, tmp_path, rows_per_file=30)
     e.execute("CREATE TABLE t (code VARCHAR NOT NULL, n INTEGER, PRIMARY KEY (code))")
     e.execute("INSERT INTO t SELECT 'k' || CAST(i AS VARCHAR), i FROM UNNEST(sequence(0, 99)) AS x(i)")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from mergekit import plugins
-from mergekit.testing import BaseConnectorTest
+from mergekit.testing import BaseConnectorTest, Behavior
 from tests.unit.test_layers import ROOT, _violations
 
 
@@ -22,5 +22,8 @@ def test_csvdir_imports_only_the_spi_and_errors() -> None:
 
 
 class TestCsvDirKit(BaseConnectorTest):
+    unsupported = {Behavior.TYPE_VARBINARY, Behavior.ADD_COLUMN}
+    not_supported_messages = {Behavior.TYPE_VARBINARY: "csvdir cannot store column 'v' of type varbinary"}
+
     def catalog(self, tmp_path: Path) -> Any:
         return {"connector": "csvdir", "root": str(tmp_path)}

@@ -99,8 +99,12 @@ def test_merge_routes_inserts_updates_and_deletes(engine) -> None:
 def test_failing_child_sink_leaves_every_child_unchanged(spark, tmp_path) -> None:
     from mergekit_journal import JournalConnectorFactory
 
+    from mergekit import plugins
+
     failing.register()
-    journal = JournalConnectorFactory().create(catalog_name="lake", config={"warehouse": str(tmp_path / "wh")})
+    journal = JournalConnectorFactory().create(
+        catalog_name="lake", config={"warehouse": str(tmp_path / "wh")}, context=plugins.connector_context()
+    )
     base = failing.FailingJournal(journal, marker="boom")
     engine = Engine(
         spark=spark, catalogs={"lake": {"connector": "partitioned", "base": base, "warehouse": str(tmp_path / "wh")}}
@@ -210,9 +214,9 @@ def test_large_source_keys_are_read_by_each_child(engine, spark, tmp_path, monke
     """A MERGE source with many keys hands them to the children's journals as a value set: each child reads
     only those keys' rows, and because every child enforced them the merge table does too (no semi join).
     Rows land in their children as with a small source."""
-    import mergekit.engine as engine_module
+    import mergekit.planner.cost as cost_module
 
-    monkeypatch.setattr(engine_module, "_KEY_VALUES_MAX", 5)
+    monkeypatch.setattr(cost_module, "KEY_VALUES_MAX", 5)
     run = engine.execute
     run("CREATE MERGE TABLE m (a int NOT NULL, b varchar, PRIMARY KEY (a)) PARTITION BY RANGE ON (a)")
     for i, (lo, hi) in enumerate([(0, 100), (100, 200), (200, 300)]):

@@ -48,7 +48,17 @@ def test_syntax_error_has_line_and_column() -> None:
 
 
 def test_optional_spi_capabilities_raise_not_supported() -> None:
-    meta = ConnectorMetadata()
+    class Minimal(ConnectorMetadata):  # only the three required (abstract) methods
+        def list_tables(self, *, session, schema):  # type: ignore[no-untyped-def]
+            return []
+
+        def get_table_handle(self, *, session, table, version=None):  # type: ignore[no-untyped-def]
+            return None
+
+        def get_table_metadata(self, *, session, table_handle):  # type: ignore[no-untyped-def]
+            raise AssertionError
+
+    meta = Minimal()
     handle = ConnectorTableHandle(table=SchemaTableName(schema="s", table="t"))
     with pytest.raises(NotSupportedError, match=MODIFYING_ROWS_MESSAGE):
         meta.get_row_change_paradigm(session=ConnectorSession(), table_handle=handle)

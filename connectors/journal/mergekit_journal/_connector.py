@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from mergekit.spi import (
     Connector,
+    ConnectorContext,
     ConnectorFactory,
     ConnectorIndexProvider,
     ConnectorMetadata,
@@ -77,5 +78,5 @@ class JournalConnectorFactory(ConnectorFactory):
 
     name: ClassVar[str] = "journal"
 
-    def create(self, *, catalog_name: str, config: Mapping[str, Any]) -> Connector:
+    def create(self, *, catalog_name: str, config: Mapping[str, Any], context: ConnectorContext) -> Connector:
         return JournalConnector(catalog_name=catalog_name, config=parse_config(config))

@@ -139,7 +139,9 @@ class DdlMetadata(SnapshotMetadata):
         except (FileNotFoundError, OSError):
             pass
 
-    def add_column(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, column: Any) -> None:
+    def add_column(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, column: ColumnMetadata
+    ) -> None:
         """Append a nullable column (after the data columns, before the version fields of the journal); a commit
         without files, so earlier versions read it as NULL and a concurrent MERGE conflicts."""
         h = self._handle(table_handle)

@@ -17,6 +17,7 @@ from mergekit.spi import (
     ColumnHandle,
     ColumnMetadata,
     Connector,
+    ConnectorContext,
     ConnectorFactory,
     ConnectorMergeSink,
     ConnectorMergeTableHandle,
@@ -156,7 +157,9 @@ class MemoryMetadata(ConnectorMetadata):
         with self._c.lock:
             self._c.tables.pop(table_handle.table, None)
 
-    def add_column(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, column: Any) -> None:
+    def add_column(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, column: ColumnMetadata
+    ) -> None:
         with self._c.lock:
             t = self._c.table(table_handle)
             cols = list(t.metadata.columns)
@@ -385,7 +388,7 @@ class MemoryConnector(Connector):
 class MemoryConnectorFactory(ConnectorFactory):
     name = "memory"
 
-    def create(self, *, catalog_name: str, config: Mapping[str, Any]) -> Connector:
+    def create(self, *, catalog_name: str, config: Mapping[str, Any], context: ConnectorContext) -> Connector:
         raw = str(config.get("paradigm", RowChangeParadigm.DELETE_ROW_AND_INSERT_ROW.value)).upper()
         try:
             paradigm = RowChangeParadigm[raw]

@@ -1,7 +1,8 @@
 """``PartitionedConnector``: merge tables (seed 004) layered over a base connector (the journal by default).
 
 Configuration (catalog options): ``base`` names the base connector (an installed ``mergekit.connectors``
-entry point, default ``journal``) or is a ``Connector`` instance; ``partition_catalog`` is the SQLite file of
+entry point or a registered factory, default ``journal``, created through the engine's ``ConnectorContext``)
+or is a ``Connector`` instance; ``partition_catalog`` is the SQLite file of
 the partition registry (default ``<warehouse>/_partitions.sqlite``). Every other option goes to the base.
 """
 
@@ -9,12 +10,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from importlib.metadata import entry_points
 from typing import Any, ClassVar
 
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import (
     Connector,
+    ConnectorContext,
     ConnectorFactory,
     ConnectorMetadata,
     ConnectorPageSinkProvider,
@@ -30,24 +31,19 @@ from ._registry import Registry
 __all__ = ["PartitionedConnector", "PartitionedConnectorFactory"]
 
 
-def _base_connector(catalog_name: str, base: Any, config: Mapping[str, Any]) -> Connector:
+def _base_connector(catalog_name: str, base: Any, config: Mapping[str, Any], context: ConnectorContext) -> Connector:
     if isinstance(base, Connector):
         return base
     name = str(base)
     if name == "partitioned":
         raise MergekitError(ErrorCode.INVALID_ARGUMENTS, "The partitioned connector cannot be its own base")
-    found = [ep for ep in entry_points(group="mergekit.connectors") if ep.name == name]
-    if not found:
-        raise MergekitError(ErrorCode.CONNECTOR_NOT_FOUND, f"Base connector '{name}' is not installed")
-    try:
-        factory = found[0].load()()
-    except Exception as exc:
-        raise MergekitError(ErrorCode.PLUGIN_LOAD_ERROR, f"Cannot load base connector '{name}': {exc}") from exc
-    return factory.create(catalog_name=catalog_name, config=config)
+    # The engine finds, loads and creates the base as it would a catalog's connector (registered factories
+    # included); its CONNECTOR_NOT_FOUND / PLUGIN_LOAD_ERROR name the connector.
+    return context.create_connector(name, catalog_name=catalog_name, config=config)
 
 
 class PartitionedConnector(Connector):
-    def __init__(self, *, catalog_name: str, config: Mapping[str, Any]) -> None:
+    def __init__(self, *, catalog_name: str, config: Mapping[str, Any], context: ConnectorContext) -> None:
         options = dict(config)
         base = options.pop("base", "journal")
         registry_path = options.pop("partition_catalog", None)
@@ -59,7 +55,7 @@ class PartitionedConnector(Connector):
                     "partition_catalog: a remote warehouse needs an explicit local path for the partition registry",
                 )
             registry_path = os.path.join(warehouse.removeprefix("file://"), "_partitions.sqlite")
-        self.base = _base_connector(catalog_name, base, options)
+        self.base = _base_connector(catalog_name, base, options, context)
         self.registry = Registry(str(registry_path))
         self._metadata = PartitionedMetadata(catalog_name=catalog_name, base=self.base, registry=self.registry)
         self._splits = PartitionedSplitManager(self._metadata)
@@ -102,5 +98,5 @@ class PartitionedConnectorFactory(ConnectorFactory):
 
     name: ClassVar[str] = "partitioned"
 
-    def create(self, *, catalog_name: str, config: Mapping[str, Any]) -> Connector:
-        return PartitionedConnector(catalog_name=catalog_name, config=config)
+    def create(self, *, catalog_name: str, config: Mapping[str, Any], context: ConnectorContext) -> Connector:
+        return PartitionedConnector(catalog_name=catalog_name, config=config, context=context)

@@ -16,6 +16,7 @@ from typing import Any
 
 from mergekit.errors import ErrorCode
 from mergekit.spi import (
+    ColumnMetadata,
     ConnectorSession,
     ConnectorTableHandle,
     ConnectorTableMetadata,
@@ -74,7 +75,9 @@ class DdlMetadata(TablesMetadata):
             return
         self.bm.drop_table(session=session, table_handle=self._unwrap(table_handle))
 
-    def add_column(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, column: Any) -> None:
+    def add_column(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, column: ColumnMetadata
+    ) -> None:
         """A merge table without partitions: the column is recorded in the registry; a member: ``NOT_SUPPORTED``;
         any other table: the base's."""
         if isinstance(table_handle, MergeTableHandle):

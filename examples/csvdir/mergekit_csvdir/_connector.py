@@ -26,6 +26,7 @@ from mergekit.spi import (
     ColumnHandle,
     ColumnMetadata,
     Connector,
+    ConnectorContext,
     ConnectorFactory,
     ConnectorMergeSink,
     ConnectorMergeTableHandle,
@@ -427,7 +428,7 @@ class CsvDirectoryConnectorFactory(ConnectorFactory):
 
     name = "csvdir"
 
-    def create(self, *, catalog_name: str, config: Mapping[str, Any]) -> Connector:
+    def create(self, *, catalog_name: str, config: Mapping[str, Any], context: ConnectorContext) -> Connector:
         root = config.get("root")
         if not root:
             raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"Catalog '{catalog_name}': option 'root' is required")

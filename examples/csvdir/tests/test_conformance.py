@@ -19,15 +19,19 @@ import pyarrow as pa
 import pytest
 from mergekit_csvdir import ROW_ID_TYPE, CsvDirectoryConnectorFactory
 
-from mergekit import Engine
+from mergekit import Engine, plugins
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.session import local_session
 from mergekit.spi import MERGE_PAGE_LAYOUT, ConnectorSession, SchemaTableName
-from mergekit.testing import BaseConnectorTest
+from mergekit.testing import BaseConnectorTest, Behavior
 
 
 class TestCsvDirConformance(BaseConnectorTest):
-    """Every scenario of the kit, on a fresh catalog directory per test."""
+    """Every scenario of the kit, on a fresh catalog directory per test. csvdir stores no VARBINARY and cannot
+    add columns: the kit checks those fail with exactly these NOT_SUPPORTED messages."""
+
+    unsupported = {Behavior.TYPE_VARBINARY, Behavior.ADD_COLUMN}
+    not_supported_messages = {Behavior.TYPE_VARBINARY: "csvdir cannot store column 'v' of type varbinary"}
 
     def catalog(self, tmp_path: Path) -> Any:
         return {"connector": "csvdir", "root": str(tmp_path)}
@@ -156,7 +160,9 @@ def test_failed_statement_leaves_no_staged_files(
 
 def _spi(root: Path) -> tuple[Any, Any, ConnectorSession]:
     """A second csvdir connector on the same root: another writer, as a second process would be."""
-    connector = CsvDirectoryConnectorFactory().create(catalog_name="lake", config={"root": str(root)})
+    connector = CsvDirectoryConnectorFactory().create(
+        catalog_name="lake", config={"root": str(root)}, context=plugins.connector_context()
+    )
     return connector, connector.get_metadata(), ConnectorSession(catalog="lake")
 
 

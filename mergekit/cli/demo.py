@@ -22,19 +22,44 @@ import os
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from typing import Any
 
 from rich.text import Text
 
-from mergekit.demo import ACCOUNTS_MERGE, ACCOUNTS_SETUP
+from mergekit.cli.runner import start_local_spark
+from mergekit.cli.terminal import Output, SparkProgress, format_value
 from mergekit.errors import MergekitError
-from mergekit.terminal import Output, SparkProgress, format_value, quiet_spark_conf
 
 __all__ = ["SECTIONS", "run_demo"]
 
 SECTIONS = ("accounts", "journal", "conflict", "partitions")
 
 Rows = Sequence[Sequence[str]]
+
+# Seed 002: the tables and the MERGE of Trino's "Supporting MERGE" page.
+ACCOUNTS_SETUP = [
+    "CREATE TABLE accounts (customer VARCHAR, purchases DECIMAL(10,2), address VARCHAR)",
+    "INSERT INTO accounts (customer, purchases, address) VALUES "
+    "('Aaron', 5.00, 'Antioch'), ('Bill', 7.00, 'Buena'), ('Carol', 3.00, 'Cambridge'), "
+    "('Dave', 11.00, 'Devon'), ('Joe Shmoe', 20.00, 'Jacksonville')",
+    "CREATE TABLE monthly_accounts_update (customer VARCHAR, purchases DECIMAL(10,2), address VARCHAR)",
+    "INSERT INTO monthly_accounts_update (customer, purchases, address) VALUES "
+    "('Aaron', 6.00, 'Arches'), ('Carol', 9.00, 'Berkeley'), ('Dave', 11.00, 'Darbyshire'), "
+    "('Ed', 7.00, 'Etherville'), ('Joe Shmoe', 1.00, 'Jacksonville')",
+]
+
+ACCOUNTS_MERGE = """MERGE INTO accounts t USING monthly_accounts_update s
+  ON (t.customer = s.customer)
+  WHEN MATCHED AND s.address = 'Berkeley' THEN
+    DELETE
+  WHEN MATCHED AND s.customer = 'Joe Shmoe' THEN
+    UPDATE SET purchases = t.purchases + 100.0
+  WHEN MATCHED THEN
+    UPDATE SET purchases = s.purchases + t.purchases, address = s.address
+  WHEN NOT MATCHED THEN
+    INSERT (customer, purchases, address)
+    VALUES (s.customer, s.purchases, s.address)"""
 
 
 class Demo:
@@ -407,7 +432,6 @@ def run_demo(
 ) -> int:
     """Run the demo; 0 when every checked result is the seed's, 1 otherwise."""
     from mergekit import Engine, plugins
-    from mergekit.execution.session import local_session
 
     output = output or Output(debug=debug)
     chosen = [s for s in SECTIONS if not sections or s in sections]
@@ -425,8 +449,8 @@ def run_demo(
             )
         path = os.path.abspath(warehouse or tmp)
         output.out.print(f"mergekit demo: a fresh warehouse in {path}")
-        with output.err.status("Starting Spark…", spinner="dots") if output.err.is_terminal else _Null():
-            local_session(conf={} if debug else quiet_spark_conf())
+        with output.err.status("Starting Spark…", spinner="dots") if output.err.is_terminal else nullcontext():
+            start_local_spark(debug=debug)
             engine = Engine.local(warehouse=path)
         demo = Demo(engine, output, path)
         try:
@@ -451,11 +475,3 @@ def run_demo(
         f"Demo finished in {elapsed:.1f} s: {demo.statements} statements, every checked result as in the seeds."
     )
     return 0
-
-
-class _Null:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: Any) -> None:
-        return None

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from mergekit.cli.runner import EXIT_CANCELLED, Cancelled, Runner
 from mergekit.errors import ErrorCode, MergekitError
 
 __all__ = ["Shell", "statement_complete"]
@@ -70,7 +71,7 @@ def statement_complete(text: str) -> bool:
 
 
 class Shell:
-    def __init__(self, runner: Any, *, stdin: Any = None) -> None:
+    def __init__(self, runner: Runner, *, stdin: Any = None) -> None:
         self.runner = runner
         self.output = runner.output
         self.stdin = stdin or sys.stdin
@@ -146,8 +147,6 @@ class Shell:
             # A last statement without ';' at end of input runs too (as psql -f would not; friendlier for pipes).
             self._execute("\n".join(self._buffer))
         if self.cancelled:
-            from mergekit.cli_commands import EXIT_CANCELLED
-
             return EXIT_CANCELLED
         if self.interactive:
             return 0
@@ -164,8 +163,6 @@ class Shell:
             self.failures += 1
             self.output.error(exc)
             return
-        from mergekit.cli_commands import Cancelled
-
         for piece in pieces:
             try:
                 self._show(piece)
@@ -187,8 +184,6 @@ class Shell:
     # ---- backslash commands ------------------------------------------------------------------------
 
     def _command(self, text: str) -> bool | None:
-        from mergekit.cli_commands import Cancelled
-
         word, _, arg = text.rstrip(";").strip().partition(" ")
         arg = arg.strip().rstrip(";").strip()
         word = word.lower()

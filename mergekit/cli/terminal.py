@@ -1,7 +1,7 @@
 """What the command line shows: result tables, DML metrics, errors and a Spark progress bar (rich).
 
-Shared by ``mergekit run | sql | shell | demo``. Nothing here starts Spark; :class:`SparkProgress` only polls
-the status tracker of a session that is already running.
+Shared by ``mergekit run | sql | shell | demo``. Nothing here starts Spark; :class:`SparkProgress` draws what
+:class:`mergekit.execution.jobs.JobProgress` reads of a session that is already running.
 """
 
 from __future__ import annotations
@@ -28,9 +28,7 @@ __all__ = [
     "Output",
     "SparkProgress",
     "as_mergekit_error",
-    "cli_spark_conf",
     "format_value",
-    "quiet_spark_conf",
 ]
 
 #: Seconds a statement runs before the progress bar appears (``MERGEKIT_PROGRESS_DELAY`` overrides it).
@@ -78,18 +76,6 @@ def as_mergekit_error(exc: BaseException) -> MergekitError:
     except ImportError:
         pass
     return MergekitError(ErrorCode.GENERIC_INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
-
-
-def quiet_spark_conf() -> dict[str, str]:
-    """Spark settings that keep the JVM's log4j output off the terminal (errors are reported by mergekit)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    props = os.path.join(here, "log4j2-quiet.properties")
-    return {"spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{props}"}
-
-
-def cli_spark_conf(*, debug: bool = False) -> dict[str, str]:
-    """The command line's Spark settings: log4j kept quiet unless ``debug``."""
-    return {} if debug else quiet_spark_conf()
 
 
 class Output:
@@ -380,7 +366,7 @@ def _console(*, stderr: bool) -> Console:
 
 
 class SparkProgress:
-    """A progress bar fed from ``spark.sparkContext.statusTracker()`` by a polling thread.
+    """A progress bar fed by a polling thread from Spark's status tracker (:class:`~mergekit.execution.jobs.JobProgress`).
 
     It appears only on a terminal and only once the statement has run for ``delay`` seconds, and it is
     erased when the statement ends, so short statements and piped output never show it.
@@ -424,7 +410,9 @@ class SparkProgress:
     def _show(self, label: str, stop: threading.Event) -> None:
         from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-        tracker = self.spark.sparkContext.statusTracker()
+        from mergekit.execution.jobs import JobProgress
+
+        jobs = JobProgress(self.spark)
         progress = Progress(
             SpinnerColumn(),
             TextColumn("[bold blue]{task.description}"),
@@ -437,30 +425,17 @@ class SparkProgress:
         with progress:
             task = progress.add_task(label, total=None, tasks="")
             while not stop.is_set():
-                done, total, stages = _stage_counts(tracker)
-                if stages:
+                now = jobs.active()
+                if now.stages:
                     # The active stages of the statement's Spark jobs and their tasks.
                     progress.update(
                         task,
-                        description=f"{label}: stage {', '.join(map(str, stages))}",
-                        total=max(total, 1),
-                        completed=done,
-                        tasks=f"{done}/{total} tasks",
+                        description=f"{label}: stage {', '.join(map(str, now.stages))}",
+                        total=max(now.total, 1),
+                        completed=now.completed,
+                        tasks=f"{now.completed}/{now.total} tasks",
                     )
                 else:
                     # Between jobs (planning, commit on the driver): an indeterminate bar.
                     progress.update(task, description=label, total=None, completed=0, tasks="")
                 stop.wait(self.interval)
-
-
-def _stage_counts(tracker: Any) -> tuple[int, int, list[int]]:
-    done = total = 0
-    stages: list[int] = []
-    for stage_id in sorted(tracker.getActiveStageIds()):
-        info = tracker.getStageInfo(stage_id)
-        if info is None:
-            continue
-        stages.append(stage_id)
-        done += int(info.numCompletedTasks)
-        total += int(info.numTasks)
-    return done, total, stages

@@ -5,6 +5,8 @@ distribution that provides it, its version, the first line of its docstring and,
 behaviours. Probing creates the connector in a temporary directory (``warehouse`` option) with a one-column
 probe table and asks its metadata: the row change paradigm for that table, whether it has an insert layout
 (partitioned writes), whether it offers merge tables, a change feed and time travel, and its procedures.
+A connector that writes but has no row change paradigm (``get_row_change_paradigm`` raises NOT_SUPPORTED) is
+append-only: its paradigm shows as ``INSERT only``; one without a page sink provider as ``-`` (read-only).
 A connector that cannot be created that way is listed with ``?`` for what could not be found.
 """
 
@@ -71,21 +73,29 @@ def _first_line(text: str) -> str:
 def _probe(info: ConnectorInfo, factory: object) -> ConnectorInfo:
     import pyarrow as pa
 
+    from mergekit import plugins
+    from mergekit.errors import ErrorCode, MergekitError
     from mergekit.spi import (
         ColumnMetadata,
+        ConnectorFactory,
         ConnectorMetadata,
         ConnectorSession,
         ConnectorTableMetadata,
         SchemaTableName,
         TableVersion,
+        create_connector,
     )
+
+    assert isinstance(factory, ConnectorFactory)
 
     with tempfile.TemporaryDirectory(prefix="mergekit-probe-") as tmp:
         connector = None
         # The usual names of a storage location option, then none.
         for config in ({"warehouse": tmp}, {"root": tmp}, {"path": tmp}, {}):
             try:
-                connector = factory.create(catalog_name="probe", config=config)  # type: ignore[attr-defined]
+                connector = create_connector(
+                    factory, catalog_name="probe", config=config, context=plugins.connector_context()
+                )
                 break
             except Exception:  # noqa: BLE001 - try without options
                 continue
@@ -118,13 +128,23 @@ def _probe(info: ConnectorInfo, factory: object) -> ConnectorInfo:
                 )
                 handle = md.get_table_handle(session=session, table=name)
                 if handle is not None:
-                    paradigm = md.get_row_change_paradigm(session=session, table_handle=handle).name
                     try:
                         connector.get_page_sink_provider()
-                        features.insert(0, "MERGE/UPDATE/DELETE")
+                        writable = True
                     except Exception:  # noqa: BLE001 - read-only connector
+                        writable = False
+                    if not writable:
                         features.insert(0, "read-only")
                         paradigm = "-"
+                    else:
+                        try:
+                            paradigm = md.get_row_change_paradigm(session=session, table_handle=handle).name
+                            features.insert(0, "MERGE/UPDATE/DELETE")
+                        except MergekitError as exc:  # append-only: INSERT works, row changes do not
+                            if exc.code is not ErrorCode.NOT_SUPPORTED:
+                                raise
+                            paradigm = "INSERT only"
+                            features.insert(0, "INSERT")
                     try:
                         if (
                             md.get_table_handle(session=session, table=name, version=TableVersion(version=0))

@@ -1,0 +1,123 @@
+"""What one statement binds while it runs: its connector sessions, the tables it read and the Spark views
+standing for them (dropped when the statement ends), and the scans' statistics for ``Result.metrics``."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from mergekit import sql as msql
+from mergekit.metadata import Catalogs, ResolvedTable, version_of
+from mergekit.spi import ColumnHandle, ConnectorSession, Constraint, TableVersion, sql_type_name
+
+from .scan import scan_table
+from .types import trino_name
+
+__all__ = ["StatementContext", "view_name"]
+
+_view_ids = itertools.count()
+
+
+def view_name(label: str) -> str:
+    """A fresh Spark temporary view name."""
+    return f"mk_{label}_{next(_view_ids)}".replace(".", "_").replace("$", "_")
+
+
+class StatementContext:
+    """Spark views for the tables one statement reads; ``drop_views`` when the statement ends.
+
+    ``dataframes`` are the engine's registered DataFrames (readable by name); ``live_views`` the engine's set of
+    views not yet dropped (shared by every statement, so ``Engine.close`` can drop what is left)."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        catalogs: Catalogs,
+        *,
+        dataframes: Mapping[str, DataFrame] | None = None,
+        live_views: set[str] | None = None,
+        stream: bool = False,
+    ) -> None:
+        self.spark = spark
+        self.catalogs = catalogs
+        self.dataframes = dataframes or {}
+        self.live_views = live_views if live_views is not None else set()
+        self.stream = stream  # a query's Result reads its rows lazily (Engine.execute(stream=True))
+        self.views: dict[msql.TableRef, str] = {}
+        self.schema: dict[str, dict[str, str]] = {}
+        self.sessions: dict[str, ConnectorSession] = {}
+        self.resolved: dict[msql.TableRef, ResolvedTable] = {}
+        self.constraints: dict[msql.TableRef, Constraint] = {}  # partition pruning hints per table read
+        self.scans: list[dict[str, Any]] = []  # what each connector scan read (splits), for Result.metrics
+        self.created: list[str] = []
+
+    def session(self, catalog: str) -> ConnectorSession:
+        if catalog not in self.sessions:
+            self.sessions[catalog] = ConnectorSession(catalog=catalog)
+        return self.sessions[catalog]
+
+    def resolve(
+        self,
+        name: msql.QualifiedName,
+        *,
+        version: TableVersion | None = None,
+        changes: tuple[int, int | None] | None = None,
+    ) -> ResolvedTable:
+        return self.catalogs.resolve(name, self.session, version=version, changes=changes)
+
+    def new_view(self, df: DataFrame, label: str) -> str:
+        name = view_name(label)
+        df.createOrReplaceTempView(name)
+        self.live_views.add(name)
+        self.created.append(name)
+        return name
+
+    def drop_views(self, names: Sequence[str] | None = None) -> None:
+        for name in list(self.created if names is None else names):
+            try:
+                self.spark.catalog.dropTempView(name)
+            except Exception:  # noqa: BLE001 - session may be stopping
+                pass
+            self.live_views.discard(name)
+
+    def bind(self, refs: Sequence[msql.TableRef]) -> None:
+        """A view for each table reference not yet bound: a registered DataFrame, or the connector's scan."""
+        for ref in refs:
+            if ref in self.views:
+                continue
+            df_name = ".".join(ref.name.parts)
+            if df_name in self.dataframes and ref.version is None:
+                df = self.dataframes[df_name]
+                self.views[ref] = self.new_view(df, "df")
+                self.schema[self.views[ref]] = {f.name: trino_name(f.dataType) for f in df.schema.fields}
+                continue
+            changes = (ref.changes_from, ref.changes_to) if ref.changes_from is not None else None
+            table = self.resolve(ref.name, version=version_of(ref), changes=changes)
+            self.resolved[ref] = table
+            visible = table.metadata.visible_columns
+            handles = table.connector.get_metadata().get_column_handles(
+                session=self.session(table.catalog), table_handle=table.handle
+            )
+            columns = [handles.get(c.name) or ColumnHandle(name=c.name, type=c.type) for c in visible]
+            stats: dict[str, Any] = {"table": table.full_name}
+            df = scan_table(
+                self.spark,
+                table.connector,
+                self.session(table.catalog),
+                table.handle,
+                columns,
+                self.constraints.get(ref),
+                stats=stats,
+            )
+            self.scans.append(stats)
+            view = self.new_view(df, table.name.table)
+            self.views[ref] = view
+            self.schema[view] = {c.name: c.type_name or sql_type_name(c.type) for c in visible}
+
+    def render(self, node: msql.Expression | msql.Query) -> str:
+        """Spark SQL of an expression or query over the views of the tables it reads (bound now)."""
+        self.bind(node.table_refs())
+        return node.to_spark(tables=self.views, schema=self.schema)

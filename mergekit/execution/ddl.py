@@ -1,0 +1,401 @@
+"""DDL and metadata statements: CREATE/DROP TABLE (and AS query), schemas, ALTER TABLE, TRUNCATE, SHOW, DESCRIBE,
+CALL, and MonetDB's merge-table DDL (seed 004). Each takes the statement's context and the parsed statement and
+returns its ``Result``; Spark is used only where a query or a check over rows runs (CTAS, partition bounds, the
+rows a new partition must hold)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import attrs
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import types as T
+
+from mergekit import sql as msql
+from mergekit.describe import history_table
+from mergekit.errors import ErrorCode, MergekitError
+from mergekit.planner.properties import validate_table_properties
+from mergekit.result import Result
+from mergekit.spi import (
+    ColumnHandle,
+    ColumnMetadata,
+    ConnectorTableMetadata,
+    PartitionBounds,
+    PartitionKind,
+    PartitionMethod,
+    PartitionScheme,
+    SchemaTableName,
+    parse_sql_type,
+    sql_type_name,
+)
+
+from .context import StatementContext, view_name
+from .scan import scan_table
+from .statement import run_dml
+from .types import arrow_type, spark_sql_type, spark_type, trino_name
+
+__all__ = ["run_ddl", "DDL_STATEMENTS"]
+
+
+def column_metadata(c: msql.ColumnDefinition) -> ColumnMetadata:
+    try:
+        arrow = parse_sql_type(c.type_text)
+    except ValueError as exc:
+        raise MergekitError(ErrorCode.NOT_SUPPORTED, f"Unknown type '{c.type_text}' for column '{c.name}'") from exc
+    return ColumnMetadata(name=c.name, type=arrow, nullable=c.nullable, comment=c.comment, type_name=c.type_text)
+
+
+def _no_duplicate_columns(names: Sequence[str]) -> None:
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise MergekitError(ErrorCode.DUPLICATE_COLUMN_NAME, f"Column name '{dupes[0]}' specified more than once")
+
+
+def create_table(ctx: StatementContext, st: msql.CreateTable) -> Result:
+    catalog, name = ctx.catalogs.split_name(st.name)
+    connector = ctx.catalogs.get(catalog)
+    session = ctx.session(catalog)
+    meta = connector.get_metadata()
+    properties = validate_table_properties(catalog, connector.get_table_properties(), st.properties)
+    if meta.get_table_handle(session=session, table=name) is not None:
+        if st.if_not_exists:
+            return Result(statement="CREATE TABLE", row_count=0 if st.as_query else None)
+        raise MergekitError(ErrorCode.TABLE_ALREADY_EXISTS, f"Table '{catalog}.{name}' already exists")
+    if st.as_query is not None:
+        df = ctx.spark.sql(ctx.render(st.as_query))
+        columns = tuple(
+            ColumnMetadata(name=f.name.lower(), type=arrow_type(f.dataType), type_name=trino_name(f.dataType))
+            for f in df.schema.fields
+        )
+    else:
+        columns = tuple(column_metadata(c) for c in st.columns)
+    names = [c.name for c in columns]
+    _no_duplicate_columns(names)
+    for key in st.primary_key:
+        if key not in names:
+            raise MergekitError(ErrorCode.COLUMN_NOT_FOUND, f"Primary key column '{key}' is not a column of the table")
+    table_metadata = ConnectorTableMetadata(
+        table=name, columns=columns, primary_key=st.primary_key, properties=properties
+    )
+    meta.create_table(session=session, table_metadata=table_metadata, ignore_existing=st.if_not_exists)
+    if st.as_query is None:
+        return Result(statement="CREATE TABLE")
+    if not st.with_data:  # CREATE TABLE ... AS query WITH NO DATA: the query's columns, no rows
+        return Result(statement="CREATE TABLE AS", row_count=0)
+    try:
+        result = run_dml(ctx, msql.Insert(target=st.name, columns=None, source=st.as_query))
+    except BaseException:
+        handle = meta.get_table_handle(session=session, table=name)
+        if handle is not None:
+            meta.drop_table(session=session, table_handle=handle)
+        raise
+    return attrs.evolve(result, statement="CREATE TABLE AS")
+
+
+def drop_table(ctx: StatementContext, st: msql.DropTable) -> Result:
+    catalog, name = ctx.catalogs.split_name(st.name)
+    meta = ctx.catalogs.get(catalog).get_metadata()
+    session = ctx.session(catalog)
+    handle = meta.get_table_handle(session=session, table=name)
+    if handle is None:
+        if st.if_exists:
+            return Result(statement="DROP TABLE")
+        raise MergekitError(ErrorCode.TABLE_NOT_FOUND, f"Table '{catalog}.{name}' does not exist")
+    meta.drop_table(session=session, table_handle=handle)
+    return Result(statement="DROP TABLE")
+
+
+def create_schema(ctx: StatementContext, st: msql.CreateSchema) -> Result:
+    catalog = st.name.parts[0] if len(st.name.parts) == 2 else ctx.catalogs.default_catalog
+    schema = st.name.parts[-1]
+    meta = ctx.catalogs.get(catalog).get_metadata()
+    if st.if_not_exists and schema in meta.list_schemas(session=ctx.session(catalog)):
+        return Result(statement="CREATE SCHEMA")
+    meta.create_schema(session=ctx.session(catalog), schema=schema, properties={})
+    return Result(statement="CREATE SCHEMA")
+
+
+def show_tables(ctx: StatementContext, st: msql.ShowTables) -> Result:
+    catalog = st.schema.parts[0] if st.schema and len(st.schema.parts) == 2 else ctx.catalogs.default_catalog
+    schema = st.schema.parts[-1] if st.schema else ctx.catalogs.default_schema
+    names = ctx.catalogs.get(catalog).get_metadata().list_tables(session=ctx.session(catalog), schema=schema)
+    tables = [n.table for n in names if st.like is None or msql.like_matches(n.table, st.like, st.escape)]
+    return Result(statement="SHOW TABLES", table=pa.table({"Table": pa.array(tables, pa.string())}))
+
+
+def show_schemas(ctx: StatementContext, st: msql.ShowSchemas) -> Result:
+    catalog = st.catalog or ctx.catalogs.default_catalog
+    names = ctx.catalogs.get(catalog).get_metadata().list_schemas(session=ctx.session(catalog))
+    return Result(statement="SHOW SCHEMAS", table=pa.table({"Schema": pa.array(list(names), pa.string())}))
+
+
+def describe(ctx: StatementContext, st: msql.Describe) -> Result:
+    cols = ctx.resolve(st.name).metadata.visible_columns
+    table = pa.table(
+        {
+            "Column": [c.name for c in cols],
+            "Type": [c.type_name or sql_type_name(c.type) for c in cols],
+            "Extra": ["" if c.nullable else "not null" for c in cols],
+            "Comment": [c.comment or "" for c in cols],
+        }
+    )
+    return Result(statement="DESCRIBE", table=table)
+
+
+def describe_history(ctx: StatementContext, st: msql.DescribeHistory) -> Result:
+    table = ctx.resolve(st.name)
+    commits = table.connector.get_metadata().get_table_history(
+        session=ctx.session(table.catalog), table_handle=table.handle
+    )
+    return Result(statement="DESCRIBE HISTORY", table=history_table(commits))
+
+
+def truncate(ctx: StatementContext, st: msql.Truncate) -> Result:
+    """Metadata-only where the connector supports it, else a DELETE of every row."""
+    table = ctx.resolve(st.name)
+    try:
+        table.connector.get_metadata().truncate_table(session=ctx.session(table.catalog), table_handle=table.handle)
+    except MergekitError as exc:
+        if exc.code is not ErrorCode.NOT_SUPPORTED:
+            raise
+        return run_dml(ctx, msql.Delete(target=st.name, where=None))
+    return Result(statement="TRUNCATE")
+
+
+def add_column(ctx: StatementContext, st: msql.AlterTableAddColumn) -> Result:
+    table = ctx.resolve(st.name)
+    if any(c.name == st.column.name for c in table.metadata.columns):
+        if st.if_not_exists:
+            return Result(statement="ALTER TABLE")
+        raise MergekitError(ErrorCode.DUPLICATE_COLUMN_NAME, f"Column '{st.column.name}' already exists")
+    table.connector.get_metadata().add_column(
+        session=ctx.session(table.catalog), table_handle=table.handle, column=column_metadata(st.column)
+    )
+    return Result(statement="ALTER TABLE")
+
+
+def drop_column(ctx: StatementContext, st: msql.AlterTableDropColumn) -> Result:
+    table = ctx.resolve(st.name)
+    if st.column not in {c.name for c in table.metadata.columns}:
+        raise MergekitError(ErrorCode.COLUMN_NOT_FOUND, f"Column '{st.column}' does not exist")
+    table.connector.get_metadata().drop_column(
+        session=ctx.session(table.catalog), table_handle=table.handle, column=st.column
+    )
+    return Result(statement="ALTER TABLE")
+
+
+def call(ctx: StatementContext, st: msql.Call) -> Result:
+    parts = st.name.parts
+    catalog = parts[0] if len(parts) == 3 else ctx.catalogs.default_catalog
+    procedure = parts[-1]
+    procedures = ctx.catalogs.get(catalog).get_procedures()
+    if procedure not in procedures:
+        raise MergekitError(ErrorCode.NOT_SUPPORTED, f"Procedure '{procedure}' does not exist in catalog '{catalog}'")
+    out = procedures[procedure](*st.arguments, session=ctx.session(catalog), **dict(st.named_arguments))
+    if isinstance(out, pa.Table):
+        return Result(statement="CALL", table=out)
+    if isinstance(out, Mapping):
+        return Result(statement="CALL", metrics=dict(out))
+    return Result(statement="CALL")
+
+
+def create_function(ctx: StatementContext, st: msql.CreateFunction) -> Result:
+    msql.register_function(st.function)
+    return Result(statement="CREATE FUNCTION")
+
+
+# ---- merge tables (seed 004) -----------------------------------------------------------------------------
+
+
+def merge_table_ddl(ctx: StatementContext, st: msql.Statement) -> Result:
+    if isinstance(st, msql.CreateMergeTable):
+        catalog, name = ctx.catalogs.split_name(st.name)
+        meta = ctx.catalogs.get(catalog).get_metadata()
+        columns = tuple(column_metadata(c) for c in st.columns)
+        _no_duplicate_columns([c.name for c in columns])
+        scheme = _partition_scheme(ctx, st, columns) if st.partition_by is not None else None
+        meta.create_merge_table(
+            session=ctx.session(catalog),
+            table_metadata=ConnectorTableMetadata(table=name, columns=columns, primary_key=st.primary_key),
+            scheme=scheme,
+            ignore_existing=st.if_not_exists,
+        )
+        return Result(statement="CREATE MERGE TABLE")
+    assert isinstance(st, msql.AlterTableSetPartition | msql.AlterTableDropPartition)
+    catalog, merge_name = ctx.catalogs.split_name(st.name)
+    child_catalog, child_name = ctx.catalogs.split_name(st.child)
+    if child_catalog != catalog:
+        raise MergekitError(ErrorCode.NOT_SUPPORTED, "ALTER TABLE: a child must be in the merge table's catalog")
+    meta = ctx.catalogs.get(catalog).get_metadata()
+    session = ctx.session(catalog)
+    handle = meta.get_table_handle(session=session, table=merge_name)
+    if handle is None:
+        if st.if_exists:
+            return Result(statement="ALTER TABLE")
+        raise MergekitError(ErrorCode.TABLE_NOT_FOUND, f"Table '{catalog}.{merge_name}' does not exist")
+    if isinstance(st, msql.AlterTableDropPartition):
+        meta.drop_table_partition(session=session, merge_table=merge_name, child=child_name)
+        return Result(statement="ALTER TABLE")
+    scheme = meta.get_partition_scheme(session=session, table_handle=handle)
+    bounds, values = None, None
+    if st.partition is not None:
+        bounds, values = _partition_bounds(ctx, st.partition, scheme)
+
+    def check_rows(child: SchemaTableName, levels: Sequence[tuple[PartitionScheme, PartitionBounds]]) -> list[int]:
+        return _misfits(ctx, catalog, child, levels)
+
+    meta.set_table_partition(
+        session=session,
+        merge_table=merge_name,
+        child=child_name,
+        bounds=bounds,
+        bound_values=values,
+        replace=st.replace,
+        check_rows=check_rows,
+    )
+    return Result(statement="ALTER TABLE")
+
+
+def _partition_scheme(
+    ctx: StatementContext, st: msql.CreateMergeTable, columns: Sequence[ColumnMetadata]
+) -> PartitionScheme:
+    by = st.partition_by
+    assert by is not None
+    method = PartitionMethod(by.method)
+    if by.column is not None:
+        col = next(c for c in columns if c.name == by.column)
+        key_type, type_name = col.type, col.type_name or sql_type_name(col.type)
+        what = "column"
+    else:
+        assert by.expression is not None
+        schema = T.StructType([T.StructField(c.name, spark_type(c.type), True) for c in columns])
+        view = view_name("partition_probe")
+        ctx.spark.createDataFrame([], schema).createOrReplaceTempView(view)
+        try:
+            types = {c.name: c.type_name or sql_type_name(c.type) for c in columns}
+            expr_sql = by.expression.to_spark(tables={}, schema={view: types})
+            field = ctx.spark.sql(f"SELECT {expr_sql} AS k FROM {view}").schema.fields[0]
+        finally:
+            ctx.spark.catalog.dropTempView(view)
+        key_type, type_name = arrow_type(field.dataType), trino_name(field.dataType)
+        what = "expression"
+    if pa.types.is_floating(key_type) or not (
+        pa.types.is_integer(key_type)
+        or pa.types.is_decimal(key_type)
+        or pa.types.is_string(key_type)
+        or pa.types.is_temporal(key_type)
+        or pa.types.is_boolean(key_type)
+    ):
+        raise MergekitError(
+            ErrorCode.INVALID_PARTITION,
+            f"CREATE MERGE TABLE: column type {type_name} not yet supported for the partition {what}",
+        )
+    return PartitionScheme(
+        method=method,
+        column=by.column,
+        expression=by.expression.sql if by.expression is not None else None,
+        expression_columns=tuple(sorted(n for _, n in by.expression.column_refs()))
+        if by.expression is not None
+        else (),
+        key_type=key_type,
+        key_type_name=type_name,
+    )
+
+
+def _partition_bounds(
+    ctx: StatementContext, clause: msql.PartitionClause, scheme: PartitionScheme | None
+) -> tuple[PartitionBounds, list[Any]]:
+    """Evaluate the clause's constant expressions in Spark, cast to the partition key's type."""
+    exprs: tuple[msql.Expression, ...]
+    if clause.kind == "range":
+        exprs = tuple(e for e in (clause.minimum, clause.maximum) if e is not None)
+    else:
+        exprs = clause.values
+    values: list[Any] = []
+    if exprs:
+        query = (
+            msql.cast_query(exprs, scheme.key_type_name)
+            if scheme is not None
+            else msql.Query(
+                node=msql.parse_statement("SELECT " + ", ".join(e.sql for e in exprs)).node  # type: ignore[attr-defined]
+            )
+        )
+        values = list(ctx.spark.sql(ctx.render(query)).collect()[0])
+    if clause.kind == "range":
+        it = iter(values)
+        minimum = next(it) if clause.minimum is not None else None
+        maximum = next(it) if clause.maximum is not None else None
+        bounds = PartitionBounds(
+            kind=PartitionKind.RANGE, minimum=minimum, maximum=maximum, with_nulls=clause.with_nulls
+        )
+    elif clause.kind == "values":
+        distinct = [v for v in dict.fromkeys(values) if v is not None]
+        bounds = PartitionBounds(kind=PartitionKind.VALUES, values=distinct, with_nulls=clause.with_nulls)
+    else:
+        bounds = PartitionBounds(kind=PartitionKind.NULL, with_nulls=True)
+    return bounds, values
+
+
+def _misfits(
+    ctx: StatementContext,
+    catalog: str,
+    child: SchemaTableName,
+    levels: Sequence[tuple[PartitionScheme, PartitionBounds]],
+) -> list[int]:
+    """Per level, how many of the child's current rows its bounds do not hold (one Spark job)."""
+    table = ctx.resolve(msql.QualifiedName((catalog, child.schema, child.table)))
+    visible = table.metadata.visible_columns
+    handles = table.connector.get_metadata().get_column_handles(session=ctx.session(catalog), table_handle=table.handle)
+    columns = [handles.get(c.name) or ColumnHandle(name=c.name, type=c.type) for c in visible]
+    df = scan_table(ctx.spark, table.connector, ctx.session(catalog), table.handle, columns)
+    types = {c.name: c.type_name or sql_type_name(c.type) for c in visible}
+    keys = []
+    for i, (scheme, _) in enumerate(levels):
+        expr_sql = msql.parse_expression(scheme.key_expression).to_spark(tables={}, schema={"$rows": types})
+        keys.append(f"CAST(({expr_sql}) AS {spark_sql_type(spark_type(scheme.key_type))}) AS `$k{i}`")
+    counted = df.selectExpr(*keys).mapInArrow(_Misfits(tuple(b for _, b in levels)), "level int, n long")
+    totals = {r["level"]: r["n"] for r in counted.groupBy("level").sum("n").withColumnRenamed("sum(n)", "n").collect()}
+    return [int(totals.get(i, 0)) for i in range(len(levels))]
+
+
+@attrs.frozen
+class _Misfits:
+    """On executors: per level, the number of rows whose key (column ``$k<level>``) the bounds do not hold."""
+
+    bounds: tuple[PartitionBounds, ...]
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        counts = [0] * len(self.bounds)
+        for batch in batches:
+            for i, b in enumerate(self.bounds):
+                fits = b.matches(batch.column(i))
+                counts[i] += len(fits) - int(pc.sum(fits.cast(pa.int64())).as_py() or 0)
+        yield pa.record_batch({"level": pa.array(range(len(counts)), pa.int32()), "n": pa.array(counts, pa.int64())})
+
+
+DDL_STATEMENTS: Mapping[type, Any] = {
+    msql.CreateTable: create_table,
+    msql.DropTable: drop_table,
+    msql.CreateSchema: create_schema,
+    msql.ShowTables: show_tables,
+    msql.ShowSchemas: show_schemas,
+    msql.Describe: describe,
+    msql.DescribeHistory: describe_history,
+    msql.Truncate: truncate,
+    msql.AlterTableAddColumn: add_column,
+    msql.AlterTableDropColumn: drop_column,
+    msql.Call: call,
+    msql.CreateFunction: create_function,
+    msql.CreateMergeTable: merge_table_ddl,
+    msql.AlterTableSetPartition: merge_table_ddl,
+    msql.AlterTableDropPartition: merge_table_ddl,
+}
+"""Statement kind -> its handler: ``handler(ctx, statement) -> Result``."""
+
+
+def run_ddl(ctx: StatementContext, st: msql.Statement) -> Result | None:
+    """The result of a DDL or metadata statement, or None when ``st`` is not one."""
+    handler = DDL_STATEMENTS.get(type(st))
+    return handler(ctx, st) if handler is not None else None

@@ -1,0 +1,36 @@
+"""Queries (SELECT, VALUES, set operations) and EXPLAIN: rendered as Spark SQL with Trino semantics over the
+views of the tables they read, collected through Arrow, or read lazily (``Engine.execute(stream=True)``)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from mergekit import sql as msql
+from mergekit.result import Result
+
+from .context import StatementContext
+from .statement import explain_dml, spi_constraint
+from .stream import SparkArrowSource
+
+__all__ = ["run_query", "explain"]
+
+
+def run_query(ctx: StatementContext, st: msql.Query) -> Result:
+    ctx.constraints.update({ref: spi_constraint(found) for ref, found in msql.scan_constraints(st).items()})
+    df = ctx.spark.sql(ctx.render(st))  # analysed now: it still reads the statement's views once they are dropped
+    if ctx.stream:
+        return Result(statement="SELECT", source=SparkArrowSource(df), metrics={"scans": ctx.scans})
+    return Result(statement="SELECT", table=df.toArrow(), metrics={"scans": list(ctx.scans)})
+
+
+def explain(ctx: StatementContext, st: msql.Explain) -> Result:
+    """EXPLAIN: for DML, the logical plan and the strategy that will run (with the estimates that chose it); for a
+    query, Spark's plan of its rendering."""
+    inner = st.statement
+    if isinstance(inner, msql.Merge | msql.Update | msql.Delete | msql.Insert):
+        text = explain_dml(ctx, inner)
+    elif isinstance(inner, msql.Query):
+        text = ctx.spark.sql(f"EXPLAIN {ctx.render(inner)}").collect()[0][0]
+    else:
+        text = repr(inner)
+    return Result(statement="EXPLAIN", table=pa.table({"Query Plan": [text]}))

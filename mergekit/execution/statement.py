@@ -1,0 +1,488 @@
+"""One DML statement (MERGE, UPDATE, DELETE, INSERT), top to bottom, as seed 002 runs it (docs/architecture.md).
+
+:func:`plan_dml` decides everything that can be decided before anything begins, against an empty stand-in for the
+target: the logical plan (``mergekit.planner``), analysis of every expression by Spark (types, coercions), and the
+physical strategy (``mergekit.planner.physical``) from Spark's estimates. ``EXPLAIN`` prints that plan;
+:func:`run_dml` runs it:
+
+1. target scan (the connector's splits or native scan, pruned by the source's keys where the strategy says so)
+2. RIGHT (FULL) join with the source, or index lookups per share of the source's keys
+3. CASE over the WHEN clauses: the merge row with its operation and case number
+4. duplicate-match check, 5. row change processor, 6. redistribution by the connector's layout
+7. merge sinks on executors (``begin_merge`` before, ``finish_merge`` after; ``abort_merge`` on any failure)
+8. the row count and metrics, per WHEN clause, with the strategy that ran
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_type
+
+from mergekit import sql as msql
+from mergekit.errors import ErrorCode, MergekitError
+from mergekit.metadata import ResolvedTable
+from mergekit.planner import JoinKind, MergePlan, TargetTable, cost, plan_delete, plan_insert, plan_merge, plan_update
+from mergekit.planner.physical import IndexLookup, InsertFromSource, MergeStrategy, SparkJoin, TargetScan
+from mergekit.result import Result
+from mergekit.spi import (
+    ColumnHandle,
+    ConnectorMergeTableHandle,
+    ConnectorResolvedIndex,
+    ConnectorTableHandle,
+    Constraint,
+    RowChangeParadigm,
+    sql_type_name,
+)
+
+from .context import StatementContext
+from .dml import DmlStats, MergeQueryBuilder, check_types, q, run_merge_pipeline
+from .errors import translate_error
+from .estimates import estimate_source_keys, source_key_values
+from .lookup import KEY, arrow_join_type, binary_collation, compile_lookup, run_lookup_merge
+from .scan import scan_table
+from .types import spark_sql_type, spark_type, trino_name
+
+__all__ = ["PlannedDml", "plan_dml", "explain_dml", "run_dml"]
+
+
+@attrs.define(kw_only=True)
+class _LookupPrepared:
+    """What an index lookup needs that was prepared while planning (Spark objects: not part of the plan)."""
+
+    source: DataFrame
+    program: Any
+    join_type: pa.DataType
+    key_handle: ColumnHandle
+    handle: ConnectorTableHandle  # the table handle the index was resolved for
+    resolved: ConnectorResolvedIndex
+
+
+@attrs.define(kw_only=True)
+class PlannedDml:
+    """A DML statement planned and analysed, not begun: what EXPLAIN prints and :func:`run_dml` runs."""
+
+    statement: msql.Statement
+    plan: MergePlan
+    table: ResolvedTable
+    builder: MergeQueryBuilder
+    strategy: MergeStrategy
+    scan_columns: list[ColumnHandle]
+    columns_by_name: Mapping[str, ColumnHandle]
+    value_types: Any
+    lookup: _LookupPrepared | None = None
+
+    def explain(self) -> str:
+        return "\n".join([self.plan.explain(), *self.strategy.explain()])
+
+
+def _target(ctx: StatementContext, name: msql.QualifiedName, *, insert_only: bool) -> tuple[ResolvedTable, TargetTable]:
+    table = ctx.resolve(name)
+    meta = table.connector.get_metadata()
+    session = ctx.session(table.catalog)
+    try:
+        row_id = meta.get_merge_row_id_column_handle(session=session, table_handle=table.handle)
+        paradigm = meta.get_row_change_paradigm(session=session, table_handle=table.handle)
+    except MergekitError as exc:
+        # An INSERT changes no existing row: an append-only connector needs neither a row id nor a paradigm.
+        if not insert_only or exc.code is not ErrorCode.NOT_SUPPORTED:
+            raise
+        row_id = ColumnHandle(name="$row_id", type=pa.int64())
+        paradigm = RowChangeParadigm.DELETE_ROW_AND_INSERT_ROW
+    target = TargetTable(
+        name=table.full_name,
+        columns=table.metadata.visible_columns,
+        row_id=row_id,
+        paradigm=paradigm,
+        insert_layout=meta.get_insert_layout(session=session, table_handle=table.handle),
+        update_layout=meta.get_update_layout(session=session, table_handle=table.handle),
+    )
+    return table, target
+
+
+def _logical_plan(st: msql.Statement, target: TargetTable) -> MergePlan:
+    if isinstance(st, msql.Merge):
+        return plan_merge(st, target)
+    if isinstance(st, msql.Update):
+        return plan_update(st, target)
+    if isinstance(st, msql.Delete):
+        return plan_delete(st, target)
+    assert isinstance(st, msql.Insert)
+    return plan_insert(st, target)
+
+
+def _builder(ctx: StatementContext, plan: MergePlan, target_view: str) -> MergeQueryBuilder:
+    """The Spark SQL of the merge rows (join, CASE) over ``target_view``; the source is analysed here."""
+    column_types = {c.name: spark_type(c.type) for c in plan.target.columns}
+    row_id_type = spark_type(plan.target.row_id.type)
+    schema = dict(ctx.schema)
+    schema[plan.target_alias] = {c.name: c.type_name or sql_type_name(c.type) for c in plan.target.columns}
+    source_from = None
+    source_columns: tuple[str, ...] = ()
+    if plan.join is JoinKind.SOURCE:
+        assert isinstance(plan.source, msql.Query)
+        source_from = ctx.render(plan.source)
+        fields = ctx.spark.sql(source_from).schema.fields
+        expected = len(plan.cases[0].set_columns)
+        if len(fields) != expected:
+            raise MergekitError(
+                ErrorCode.TYPE_MISMATCH,
+                f"Insert query has mismatched column types: the table has {expected} columns, the query {len(fields)}",
+            )
+        source_columns = tuple(f"c{i}" for i in range(len(fields)))
+    elif plan.source is not None:
+        relation = plan.source
+        assert isinstance(relation, msql.Relation)
+        ctx.bind(relation.table_refs())
+        source_from = relation.to_spark_from_item(tables=ctx.views, schema=schema)
+        probe = f"SELECT * FROM {source_from} AS `$probe`"
+        if relation.column_aliases:
+            probe += "(" + ", ".join(q(a) for a in relation.column_aliases) + ")"
+        fields = ctx.spark.sql(probe).schema.fields
+        schema[plan.source_alias or "$src"] = {f.name: trino_name(f.dataType) for f in fields}
+    ctx.schema.update(schema)
+
+    def render(expr: msql.Expression) -> str:
+        ctx.bind(expr.table_refs())
+        return expr.to_spark(tables=ctx.views, schema=ctx.schema)
+
+    computed: list[tuple[str, str]] = []
+    layout = plan.target.insert_layout
+    for c in layout.computed_columns if layout is not None else ():
+        # e.g. a USING partition expression: evaluated by Spark over each merge row's new values
+        columns_schema = {col.name: col.type_name or sql_type_name(col.type) for col in plan.target.columns}
+        expr_sql = msql.parse_expression(c.expression).to_spark(tables={}, schema={"$rows": columns_schema})
+        computed.append((c.name, f"CAST(({expr_sql}) AS {spark_sql_type(spark_type(c.type))})"))
+    join_keys: tuple[tuple[str, str], ...] = ()
+    key_columns: tuple[str | None, ...] = ()
+    if plan.join in (JoinKind.RIGHT, JoinKind.FULL) and plan.on is not None and plan.source_alias:
+        pairs = msql.equi_join_keys(plan.on, plan.target_alias, plan.source_alias)
+        join_keys = tuple((render(a), render(b)) for a, b in pairs)
+        key_columns = tuple(_bare_column(a) for a, _ in pairs)
+    return MergeQueryBuilder(
+        computed=tuple(computed),
+        plan=plan,
+        render=render,
+        column_types=column_types,
+        row_id_type=row_id_type,
+        target_view=target_view,
+        source_from=source_from,
+        source_columns=source_columns,
+        join_keys=join_keys,
+        key_columns=key_columns,
+    )
+
+
+def _strategy(
+    ctx: StatementContext, planned: PlannedDml
+) -> tuple[MergeStrategy, MergeQueryBuilder, _LookupPrepared | None]:
+    """The one physical decision (``mergekit.planner.cost`` over Spark's estimates), before anything begins."""
+    plan, builder, table = planned.plan, planned.builder, planned.table
+    if plan.join is JoinKind.SOURCE:
+        return InsertFromSource(), builder, None
+    if plan.join is JoinKind.SCAN:
+        return TargetScan(), builder, None
+    join = "FULL" if plan.join is JoinKind.FULL else "RIGHT"
+    if not (builder.join_keys and plan.join is JoinKind.RIGHT):
+        return SparkJoin(join=join), builder, None
+    estimate = estimate_source_keys(ctx.spark.sql(builder.join_keys_sql()))
+    value_set_columns: frozenset[str] = frozenset()
+    if cost.wants_value_sets(estimate):
+        value_set_columns = table.connector.get_metadata().get_value_set_columns(
+            session=ctx.session(table.catalog), table_handle=table.handle
+        )
+    reductions = cost.join_reductions(estimate, key_columns=builder.key_columns, value_set_columns=value_set_columns)
+    builder = attrs.evolve(
+        builder,
+        reduce_target=reductions.reduce_target,
+        collect_key_values=reductions.collect_key_values,
+        value_set_columns=reductions.value_set_columns,
+    )
+    spark_join = SparkJoin(join=join, reductions=reductions, estimate=estimate)
+    if not cost.lookup_candidate(
+        estimate,
+        join_keys=len(builder.join_keys),
+        on_conjuncts=plan.on.conjunct_count if plan.on is not None else 0,
+        key_column=builder.key_columns[0] if builder.key_columns else None,
+    ):
+        return spark_join, builder, None
+    prepared, declined = _prepare_lookup(ctx, planned, builder, table.handle)
+    if prepared is None:
+        return attrs.evolve(spark_join, lookup_declined=declined), builder, None
+    strategy = IndexLookup(
+        key_column=prepared.key_handle.name, join_type=str(prepared.join_type), estimate=estimate, fallback=spark_join
+    )
+    return strategy, builder, prepared
+
+
+def _prepare_lookup(
+    ctx: StatementContext, planned: PlannedDml, builder: MergeQueryBuilder, handle: ConnectorTableHandle
+) -> tuple[_LookupPrepared | None, str]:
+    """A MERGE by index lookups (:mod:`mergekit.execution.lookup`) is possible when the connector has an index on
+    the ON clause's target column, the key compares in Arrow as in Spark and every WHEN clause evaluates in Arrow;
+    else (None, why not)."""
+    plan, table, columns = planned.plan, planned.table, planned.scan_columns
+    if plan.target.insert_layout is not None or plan.target.update_layout is not None:
+        return None, "writers must receive rows routed by the connector's layout"
+    key_name = builder.key_columns[0]
+    key_handle = next((c for c in columns if c.name == key_name), None)
+    if key_handle is None:
+        return None, f"no column handle for {key_name}"
+    probe = ctx.spark.sql(f"SELECT *, {builder.join_keys[0][1]} AS {q(KEY)} FROM {builder.source_sub()}")
+    fields = [f for f in probe.schema.fields if f.name != "$spresent"]
+    names = [f.name for f in fields]
+    if len(set(names)) != len(names):
+        return None, "the source has duplicate column names"
+    source_types: dict[str, pa.DataType] = {}
+    for f in fields[:-1]:
+        if not binary_collation(f.dataType):
+            continue  # compares by its collation in Spark: a case reading it runs the Spark plan
+        try:
+            source_types[f.name] = to_arrow_type(f.dataType)
+        except Exception:  # noqa: BLE001 - a type Arrow lacks: such a column cannot be read by the cases
+            continue
+    join_type = arrow_join_type(fields[-1].dataType, key_handle.type)
+    if join_type is None:
+        return None, f"the key {key_name} does not compare in Arrow as in Spark"
+    type_names = {c.name: c.type_name or sql_type_name(c.type) for c in plan.target.columns}
+    program = compile_lookup(plan, source_types, columns, type_names)
+    if program is None:
+        return None, "a WHEN clause does not evaluate in Arrow"
+    resolved = table.connector.get_metadata().resolve_index(
+        session=ctx.session(table.catalog), table_handle=handle, index_columns=[key_handle], output_columns=columns
+    )
+    if resolved is None:
+        return None, f"the connector has no index on {key_name}"
+    spark_join = {pa.int64(): T.LongType(), pa.string(): T.StringType(), pa.date32(): T.DateType()}[join_type]
+    source = probe.select(*[F.col(q(c)) for c in program.source_columns], F.col(q(KEY)).cast(spark_join).alias(KEY))
+    prepared = _LookupPrepared(
+        source=source, program=program, join_type=join_type, key_handle=key_handle, handle=handle, resolved=resolved
+    )
+    return prepared, ""
+
+
+def plan_dml(ctx: StatementContext, st: msql.Statement) -> PlannedDml:
+    """Plan and analyse ``st`` against an empty stand-in for the target; choose its strategy. Nothing begins."""
+    table, target = _target(ctx, st.target, insert_only=isinstance(st, msql.Insert))  # type: ignore[attr-defined]
+    plan = _logical_plan(st, target)
+    session = ctx.session(table.catalog)
+    columns_by_name = table.connector.get_metadata().get_column_handles(session=session, table_handle=table.handle)
+    scan_columns = _scan_columns(plan.target, columns_by_name)
+    probe_view = _target_view(ctx, table, scan_columns, None) if plan.join is not JoinKind.SOURCE else ""
+    builder = _builder(ctx, plan, probe_view)
+    probe_sql, keys = builder.probe_sql()
+    value_types = check_types(plan, builder, ctx.spark.sql(probe_sql).schema, keys)
+    planned = PlannedDml(
+        statement=st,
+        plan=plan,
+        table=table,
+        builder=builder,
+        strategy=TargetScan(),
+        scan_columns=scan_columns,
+        columns_by_name=columns_by_name,
+        value_types=value_types,
+    )
+    planned.strategy, planned.builder, planned.lookup = _strategy(ctx, planned)
+    return planned
+
+
+def explain_dml(ctx: StatementContext, st: msql.Statement) -> str:
+    """EXPLAIN of a DML statement: the logical plan and the strategy that will run, with the estimates that chose
+    it."""
+    return plan_dml(ctx, st).explain()
+
+
+def run_dml(ctx: StatementContext, st: msql.Statement) -> Result:
+    """Run a DML statement: plan, ``begin_merge``, the strategy, ``finish_merge`` (``abort_merge`` on failure)."""
+    # Connectors may word errors by statement (MonetDB's "INSERT INTO: ..."): name it in the session.
+    catalog, _ = ctx.catalogs.split_name(st.target)  # type: ignore[attr-defined]
+    current = ctx.session(catalog)
+    ctx.sessions[catalog] = attrs.evolve(current, properties={**current.properties, "statement": _statement_kind(st)})
+    planned = plan_dml(ctx, st)
+    plan, table = planned.plan, planned.table
+    session = ctx.session(table.catalog)
+    metadata = table.connector.get_metadata()
+    update_case_columns = {
+        n: [planned.columns_by_name.get(c) or ColumnHandle(name=c, type=plan.target.column(c).type) for c in cols]  # type: ignore[union-attr]
+        for n, cols in plan.update_case_columns.items()
+    }
+    merge_handle = metadata.begin_merge(
+        session=session, table_handle=table.handle, update_case_columns=update_case_columns
+    )
+    try:
+        strategy, fragments, stats = _run_strategy(ctx, planned, merge_handle)
+        metadata.finish_merge(session=session, merge_handle=merge_handle, fragments=fragments)
+    except BaseException as exc:
+        try:
+            metadata.abort_merge(session=session, merge_handle=merge_handle)
+        except Exception:  # noqa: BLE001 - report the original failure
+            pass
+        if isinstance(exc, MergekitError):
+            raise
+        if isinstance(exc, Exception):
+            raise translate_error(exc) from exc
+        raise
+    metrics = stats.metrics()
+    metrics["writer_pids"] = list(stats.writer_pids)
+    metrics["scans"] = list(ctx.scans)
+    metrics["strategy"] = strategy.name
+    return Result(statement=plan.statement, row_count=stats.row_count, metrics=metrics)
+
+
+def _run_strategy(
+    ctx: StatementContext, planned: PlannedDml, merge_handle: ConnectorMergeTableHandle
+) -> tuple[MergeStrategy, list[Any], DmlStats]:
+    """Steps 1-7 by the planned strategy; returns the strategy that ran, the sinks' fragments and the counts."""
+    plan, table, builder, strategy = planned.plan, planned.table, planned.builder, planned.strategy
+    session = ctx.session(table.catalog)
+    if isinstance(strategy, IndexLookup):
+        assert planned.lookup is not None
+        looked_up = _run_lookup(ctx, planned, planned.lookup, merge_handle)
+        if looked_up is not None:
+            return strategy, *looked_up
+        strategy = strategy.fallback  # the index went away between planning and begin_merge
+    if plan.join is not JoinKind.SOURCE:
+        values = source_key_values(ctx.spark, builder)
+        target_view = _target_view(
+            ctx,
+            table,
+            planned.scan_columns,
+            merge_handle.table_handle,
+            _with_values(_target_constraint(planned.statement, plan), values),
+            values,
+        )
+        # The connector read only rows with the source's key values: the semi join would keep them all.
+        scan = ctx.scans[-1]
+        enforced = set(scan.get("enforced", ()))
+        reduced = bool(builder.key_columns) and all(c is not None and c in enforced for c in builder.key_columns)
+        builder = attrs.evolve(builder, target_view=target_view, reduce_target=builder.reduce_target and not reduced)
+        scan["semi_join"] = builder.reduce_target
+    rows = ctx.spark.sql(builder.merge_rows_sql(planned.value_types))
+    fragments, stats = run_merge_pipeline(
+        ctx.spark,
+        plan,
+        rows,
+        provider=table.connector.get_page_sink_provider(),
+        session=session,
+        merge_handle=merge_handle,
+        colocated=builder.colocated,
+    )
+    return strategy, fragments, stats
+
+
+def _run_lookup(
+    ctx: StatementContext, planned: PlannedDml, prepared: _LookupPrepared, merge_handle: ConnectorMergeTableHandle
+) -> tuple[list[Any], DmlStats] | None:
+    table = planned.table
+    session = ctx.session(table.catalog)
+    resolved: ConnectorResolvedIndex | None = prepared.resolved
+    if merge_handle.table_handle != prepared.handle:  # begin_merge pinned another snapshot: resolve for it
+        resolved = table.connector.get_metadata().resolve_index(
+            session=session,
+            table_handle=merge_handle.table_handle,
+            index_columns=[prepared.key_handle],
+            output_columns=planned.scan_columns,
+        )
+    if resolved is None:
+        return None
+    stats: dict[str, Any] = {"table": table.full_name, "target": True, "lookup": True}
+    ctx.scans.append(stats)
+    return run_lookup_merge(
+        ctx.spark,
+        planned.plan,
+        prepared.program,
+        prepared.source,
+        join_type=prepared.join_type,
+        index_provider=table.connector.get_index_provider(),
+        index_handle=resolved.index_handle,
+        partition_points=resolved.partition_points,
+        key_range=resolved.key_range,
+        key_column=prepared.key_handle,
+        output_columns=planned.scan_columns,
+        provider=table.connector.get_page_sink_provider(),
+        session=session,
+        merge_handle=merge_handle,
+        stats=stats,
+    )
+
+
+def _target_view(
+    ctx: StatementContext,
+    table: ResolvedTable,
+    columns: list[ColumnHandle],
+    handle: ConnectorTableHandle | None,
+    constraint: Constraint | None = None,
+    values: Mapping[str, frozenset[Any] | pa.Array] | None = None,
+) -> str:
+    """The target scan of ``columns`` (see :func:`_scan_columns`). With ``handle`` None, an empty stand-in
+    with the right schema (enough for analysis, and nothing is read). ``values``: columns whose values
+    are known to lie in a set (dynamic pruning), filtered right at the scan so Spark can push them down."""
+    if handle is None:
+        schema = T.StructType([T.StructField(c.name, spark_type(c.type), True) for c in columns])
+        return ctx.new_view(ctx.spark.createDataFrame([], schema), "target_probe")
+    stats: dict[str, Any] = {"table": table.full_name, "target": True}
+    df = scan_table(ctx.spark, table.connector, ctx.session(table.catalog), handle, columns, constraint, stats=stats)
+    ctx.scans.append(stats)
+    for column, vals in (values or {}).items():
+        if isinstance(vals, frozenset) and len(vals) <= cost.KEY_VALUES_FILTER_MAX:
+            # more: the semi join on the source's keys filters the rows
+            df = df.where(F.col(q(column)).isin(sorted(vals, key=repr)))
+    return ctx.new_view(df, "target")
+
+
+def _scan_columns(target: TargetTable, handles: Mapping[str, ColumnHandle]) -> list[ColumnHandle]:
+    """What a DML target scan reads: the visible columns (the connector's handles) and the row id column."""
+    columns = [handles.get(c.name) or ColumnHandle(name=c.name, type=c.type) for c in target.columns]
+    if target.row_id.name not in {c.name for c in columns}:
+        columns.append(target.row_id)
+    return columns
+
+
+def _bare_column(expr: msql.Expression) -> str | None:
+    """The column name when ``expr`` is a plain column reference."""
+    refs = expr.column_refs()
+    if len(refs) == 1 and expr.is_column:
+        ((_, name),) = refs
+        return name
+    return None
+
+
+def _with_values(constraint: Constraint | None, values: Mapping[str, frozenset[Any] | pa.Array]) -> Constraint | None:
+    if not values:
+        return constraint
+    base = constraint or Constraint()
+    equalities = dict(base.equalities)
+    value_sets = dict(base.value_sets)
+    for column, vals in values.items():
+        if not isinstance(vals, frozenset):
+            value_sets[column] = vals
+        else:
+            equalities[column] = frozenset(equalities[column]) & vals if column in equalities else vals
+    return Constraint(equalities=equalities, ranges=base.ranges, value_sets=value_sets)
+
+
+def _statement_kind(st: msql.Statement) -> str:
+    return {msql.Insert: "INSERT", msql.Update: "UPDATE", msql.Delete: "DELETE", msql.Merge: "MERGE"}.get(type(st), "")
+
+
+def spi_constraint(found: Mapping[str, tuple[Any, ...]]) -> Constraint:
+    """The SQL layer's simple predicates as the SPI's pruning constraint (IS NULL is not expressible)."""
+    equalities = {c: v[1] for c, v in found.items() if v[0] == "values"}
+    ranges = {c: (v[1], v[2]) for c, v in found.items() if v[0] == "range"}
+    return Constraint(equalities=equalities, ranges=ranges)
+
+
+def _target_constraint(st: msql.Statement, plan: MergePlan) -> Constraint | None:
+    """Predicates every changed target row satisfies: UPDATE/DELETE WHERE, or MERGE ON conjuncts on the
+    target (not with WHEN NOT MATCHED BY SOURCE, which changes target rows the ON does not match)."""
+    if isinstance(st, msql.Update | msql.Delete) and st.where is not None:
+        return spi_constraint(msql.predicate_constraints(st.where, {None, plan.target_alias}))
+    if isinstance(st, msql.Merge) and not any(c.kind is msql.MergeCaseKind.NOT_MATCHED_BY_SOURCE for c in st.cases):
+        return spi_constraint(msql.predicate_constraints(st.on, {plan.target_alias}))
+    return None
