@@ -221,6 +221,11 @@ def test_limits_are_coded_errors() -> None:
     with pytest.raises(MergekitError) as err:
         parse_statement("SELECT " + "NOT " * 5000 + "TRUE")
     assert err.value.code.name == "STATEMENT_TOO_DEEP"
+    long_or = "DELETE FROM t WHERE " + " OR ".join(f"a = {i}" for i in range(3000))  # flat to Spark: it runs
+    assert parse_statement(long_or) is not None
+    with pytest.raises(MergekitError) as err:
+        parse_statement("SELECT " + " + ".join(["a"] * 400) + " FROM t")  # Spark: "too complex to parse"
+    assert err.value.code.name == "STATEMENT_TOO_DEEP"
     huge = "SELECT * FROM t WHERE a IN (" + ", ".join(["1"] * (MAX_STATEMENT_LENGTH // 3 + 1)) + ")"
     with pytest.raises(MergekitError) as err:
         parse_statement(huge)
