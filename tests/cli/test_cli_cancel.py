@@ -170,6 +170,9 @@ def test_ctrl_c_in_the_shell_cancels_the_statement_and_returns_to_the_prompt(war
         # back at the prompt, in the same session: the table as it was, then Ctrl-C at the empty prompt, then quit
         os.write(master, b"SELECT count(*) AS n, sum(v) AS total FROM t;\n")
         screen.wait_for(r"1000 .*1501500(.|\n)*\(1 row, [^)]*\)\n+mergekit> ")
+        # A ^C typed in the instant between the result and the prompt's line editor was once lost (see the closing
+        # note of this change): type it once the prompt has settled.
+        time.sleep(1)
         mark = len(screen.text())
         os.write(master, b"\x03")
         screen.wait_for(r"\^C\n+mergekit> ", since=mark)
