@@ -22,7 +22,7 @@ from mergekit.errors import ErrorCode, MergekitError
 # pyspark logs every failed query (with the Java stack) before raising it; mergekit reports errors itself.
 logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL + 1)
 
-__all__ = ["local_session", "configure_session", "applied_conf", "python_for_workers", "probe_workers", "REQUIRED_CONF"]
+__all__ = ["local_session", "applied_conf", "python_for_workers", "probe_workers", "REQUIRED_CONF"]
 
 # Settings mergekit relies on for Trino semantics: ANSI arithmetic (overflow and division by zero are
 # errors), UTC session time zone, case-insensitive identifiers.
@@ -74,13 +74,6 @@ def local_session(
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("OFF")
     return spark
-
-
-def configure_session(spark: SparkSession) -> None:
-    """Apply the settings mergekit's semantics depend on to a session for good (the engine itself does not: it
-    uses :func:`applied_conf`)."""
-    for key, value in REQUIRED_CONF.items():
-        spark.conf.set(key, value)
 
 
 @contextmanager

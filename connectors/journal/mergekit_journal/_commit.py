@@ -127,25 +127,29 @@ class CommitMetadata(SnapshotMetadata):
             self._delete_merge_dir(h, merge_handle.merge_id)
             return
         try:
-            if not merge_handle.raw_journal and h.spec.version_type != self.config.version_type:
-                if any(f.updates or f.deletes for f in frags):
-                    raise MergekitError(
-                        ErrorCode.TYPE_MISMATCH,
-                        f"Incorrect journalVersionType! Column '{h.spec.version_field}' is of type: "
-                        f"{_seed_type(h.spec.version_type)} but the journalVersionType is "
-                        f"{_seed_type(self.config.version_type)}",
-                    )
-            touched = None
-            needs_checks = not merge_handle.raw_journal and not (
-                h.spec.hidden_key and all(f.updates == f.deletes == 0 for f in frags)
-            )
-            if needs_checks:
-                touched = self._read_keys(h, frags)
-                self._check_primary_key(h, frags, touched)
-            self._commit(merge_handle, frags, touched)
+            self._commit(merge_handle, frags, self._checked(merge_handle, h, frags))
         except BaseException:
             self._delete_merge_dir(h, merge_handle.merge_id)
             raise
+
+    def _checked(
+        self, merge_handle: JournalMergeHandle, h: JournalTableHandle, frags: list[JournalFragment]
+    ) -> pa.Table | None:
+        """The checks before one table's commit (version type of the statement's updates, primary key); the keys
+        the fragments touch, read for them, or None when no check needed them."""
+        if not merge_handle.raw_journal and h.spec.version_type != self.config.version_type:
+            if any(f.updates or f.deletes for f in frags):
+                raise MergekitError(
+                    ErrorCode.TYPE_MISMATCH,
+                    f"Incorrect journalVersionType! Column '{h.spec.version_field}' is of type: "
+                    f"{_seed_type(h.spec.version_type)} but the journalVersionType is "
+                    f"{_seed_type(self.config.version_type)}",
+                )
+        if merge_handle.raw_journal or (h.spec.hidden_key and all(f.updates == f.deletes == 0 for f in frags)):
+            return None
+        touched = self._read_keys(h, frags)
+        self._check_primary_key(h, frags, touched)
+        return touched
 
     def finish_merges(
         self,
@@ -171,21 +175,7 @@ class CommitMetadata(SnapshotMetadata):
                 frags = _flatten(fragments)
                 if not frags:
                     continue
-                if not merge_handle.raw_journal and h.spec.version_type != self.config.version_type:
-                    if any(f.updates or f.deletes for f in frags):
-                        raise MergekitError(
-                            ErrorCode.TYPE_MISMATCH,
-                            f"Incorrect journalVersionType! Column '{h.spec.version_field}' is of type: "
-                            f"{_seed_type(h.spec.version_type)} but the journalVersionType is "
-                            f"{_seed_type(self.config.version_type)}",
-                        )
-                touched = None
-                if not merge_handle.raw_journal and not (
-                    h.spec.hidden_key and all(f.updates == f.deletes == 0 for f in frags)
-                ):
-                    touched = self._read_keys(h, frags)
-                    self._check_primary_key(h, frags, touched)
-                prepared.append((merge_handle, frags, touched))
+                prepared.append((merge_handle, frags, self._checked(merge_handle, h, frags)))
             if prepared:
                 self._commit_many(prepared)
         except BaseException:
