@@ -185,7 +185,7 @@ def _start_spark(args: argparse.Namespace, memory: _Memory, event_dir: str | Non
     spark.range(1).count()  # start the JVM side before timing anything
     try:
         memory.watch_jvm(spark.sparkContext._gateway.proc.pid)  # the JVM: driver and, in local mode, executor
-    except Exception:  # noqa: BLE001 - best effort
+    except Exception:  # best effort
         pass
     return spark
 

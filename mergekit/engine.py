@@ -200,7 +200,7 @@ class MergeBuilder:
         self._clauses.append(f"{head}{f' AND ({condition})' if condition else ''} THEN {action}")
         return self
 
-    def when_matched_update(self, set: Mapping[str, str], *, condition: str | None = None) -> MergeBuilder:  # noqa: A002
+    def when_matched_update(self, set: Mapping[str, str], *, condition: str | None = None) -> MergeBuilder:
         return self._when("WHEN MATCHED", condition, "UPDATE SET " + ", ".join(f"{k} = {v}" for k, v in set.items()))
 
     def when_matched_delete(self, *, condition: str | None = None) -> MergeBuilder:
@@ -213,7 +213,7 @@ class MergeBuilder:
 
     def when_not_matched_by_source_update(
         self, set: Mapping[str, str], *, condition: str | None = None
-    ) -> MergeBuilder:  # noqa: A002
+    ) -> MergeBuilder:
         return self._when(
             "WHEN NOT MATCHED BY SOURCE", condition, "UPDATE SET " + ", ".join(f"{k} = {v}" for k, v in set.items())
         )

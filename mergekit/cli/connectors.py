@@ -42,7 +42,7 @@ def describe_connectors(*, probe: bool = True) -> list[ConnectorInfo]:
         version = _version(dist)
         try:
             factory = plugins.get_factory(name)
-        except Exception as exc:  # noqa: BLE001 - listed, with the reason
+        except Exception as exc:  # listed, with the reason
             out.append(
                 ConnectorInfo(
                     name=name, distribution=dist, version=version, description=f"cannot load: {exc}", error=str(exc)
@@ -61,7 +61,7 @@ def describe_connectors(*, probe: bool = True) -> list[ConnectorInfo]:
 def _version(dist: str) -> str:
     try:
         return importlib_metadata.version(dist)
-    except Exception:  # noqa: BLE001 - 'registered' or a missing distribution
+    except Exception:  # 'registered' or a missing distribution
         return ""
 
 
@@ -97,7 +97,7 @@ def _probe(info: ConnectorInfo, factory: object) -> ConnectorInfo:
                     factory, catalog_name="probe", config=config, context=plugins.connector_context()
                 )
                 break
-            except Exception:  # noqa: BLE001 - try without options
+            except Exception:  # try without options
                 continue
         if connector is None:
             return attrs.evolve(info, error="cannot be created without options")
@@ -113,7 +113,7 @@ def _probe(info: ConnectorInfo, factory: object) -> ConnectorInfo:
                 features.append("change feed")
             try:
                 procedures = tuple(sorted(connector.get_procedures()))
-            except Exception:  # noqa: BLE001
+            except Exception:
                 procedures = ()
             name = SchemaTableName(schema="default", table="mergekit_probe")
             try:
@@ -131,7 +131,7 @@ def _probe(info: ConnectorInfo, factory: object) -> ConnectorInfo:
                     try:
                         connector.get_page_sink_provider()
                         writable = True
-                    except Exception:  # noqa: BLE001 - read-only connector
+                    except Exception:  # read-only connector
                         writable = False
                     if not writable:
                         features.insert(0, "read-only")
@@ -151,13 +151,13 @@ def _probe(info: ConnectorInfo, factory: object) -> ConnectorInfo:
                             is not None
                         ):
                             features.append("time travel")
-                    except Exception:  # noqa: BLE001 - NOT_SUPPORTED
+                    except Exception:  # NOT_SUPPORTED
                         pass
-            except Exception:  # noqa: BLE001 - no CREATE TABLE: leave what could not be found as '?'
+            except Exception:  # no CREATE TABLE: leave what could not be found as '?'
                 pass
             return attrs.evolve(info, paradigm=paradigm, features=tuple(features), procedures=procedures)
         finally:
             try:
                 connector.shutdown()
-            except Exception:  # noqa: BLE001
+            except Exception:
                 pass

@@ -60,7 +60,7 @@ class _Group(click.Group):
             sys.exit(1)
         except click.exceptions.Exit as exit_:
             sys.exit(exit_.exit_code)
-        except Exception as exc:  # noqa: BLE001 - Spark/py4j or a bug: [CODE] message, the stack only with --debug
+        except Exception as exc:  # Spark/py4j or a bug: [CODE] message, the stack only with --debug
             if isinstance(exc, Cancelled):
                 _print_cancelled(str(exc))
                 sys.exit(130)

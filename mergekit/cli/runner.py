@@ -222,7 +222,7 @@ class Runner:
             except Cancelled as exc:
                 self.output.cancelled(str(exc))
                 return EXIT_CANCELLED
-            except Exception as exc:  # noqa: BLE001 - shown as [CODE] message
+            except Exception as exc:  # shown as [CODE] message
                 self._error(exc, source, lines[number - 1], number)
                 return 1
         return 0

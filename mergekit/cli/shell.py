@@ -159,7 +159,7 @@ class Shell:
             pieces = msql.split_statements(text)
             for piece in pieces:
                 msql.parse_statement(piece)
-        except Exception as exc:  # noqa: BLE001 - syntax errors, shown before anything runs
+        except Exception as exc:  # syntax errors, shown before anything runs
             self.failures += 1
             self.output.error(exc)
             return
@@ -173,7 +173,7 @@ class Shell:
                 if not self.interactive:
                     self.cancelled = True
                 return
-            except Exception as exc:  # noqa: BLE001 - [CODE] message, then the next statement
+            except Exception as exc:  # [CODE] message, then the next statement
                 self.failures += 1
                 self.output.error(exc)
                 return
@@ -210,7 +210,7 @@ class Shell:
         except Cancelled as exc:
             self.failures += 1
             self.output.cancelled(str(exc))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             self.failures += 1
             self.output.error(exc)
         return None

@@ -402,7 +402,7 @@ class SparkProgress:
             return
         try:
             self._show(label, stop)
-        except Exception:  # noqa: BLE001 - Spark is stopping or the terminal went away: no progress to show
+        except Exception:  # Spark is stopping or the terminal went away: no progress to show
             pass
         finally:
             SparkProgress._showing.release()

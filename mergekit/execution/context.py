@@ -79,7 +79,7 @@ class StatementContext:
         for name in list(self.created if names is None else names):
             try:
                 self.spark.catalog.dropTempView(name)
-            except Exception:  # noqa: BLE001 - session may be stopping
+            except Exception:  # session may be stopping
                 pass
             self.live_views.discard(name)
 

@@ -40,7 +40,7 @@ def _condition(exc: BaseException) -> str | None:
         if fn is not None:
             try:
                 value = fn()
-            except Exception:  # noqa: BLE001 - older pyspark error objects
+            except Exception:  # older pyspark error objects
                 value = None
             if value:
                 return str(value)
@@ -62,7 +62,7 @@ def _column_message(exc: BaseException, condition: str) -> str | None:
     if fn is not None:
         try:
             params = dict(fn() or {})
-        except Exception:  # noqa: BLE001
+        except Exception:
             params = {}
     name = params.get("objectName") or params.get("name") or params.get("fieldName")
     if name:
@@ -372,7 +372,7 @@ def _inline_table_error(exc: BaseException, condition: str) -> MergekitError:
         if spark is not None:
             try:  # the expression alone, outside an inline table: Spark raises its own error
                 spark.sql(f"SELECT {m.group(1)}").collect()
-            except Exception as inner:  # noqa: BLE001 - that is what we look for
+            except Exception as inner:  # that is what we look for
                 found = translate_error(inner)
                 if found.code.type is ErrorType.USER_ERROR:
                     return found

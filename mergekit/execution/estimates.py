@@ -14,8 +14,8 @@ from pyspark.sql import types as T
 from mergekit.planner import cost
 from mergekit.planner.cost import SourceEstimate
 
-from .dml import MergeQueryBuilder
 from .lookup import arrow_join_type
+from .merge_rows import MergeQueryBuilder
 
 __all__ = [
     "estimate_source_keys",
@@ -32,7 +32,7 @@ def estimated_bytes(df: DataFrame) -> int:
     """Spark's size estimate of a DataFrame's optimized plan (no job runs); unknown is huge."""
     try:
         return int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
-    except Exception:  # noqa: BLE001 - e.g. Spark Connect: no estimate, no reduction
+    except Exception:  # e.g. Spark Connect: no estimate, no reduction
         return 1 << 62
 
 
@@ -40,7 +40,7 @@ def deterministic(df: DataFrame) -> bool:
     """Whether evaluating ``df`` twice gives the same rows (its optimized plan: pruned columns do not count)."""
     try:
         return bool(df._jdf.queryExecution().optimizedPlan().deterministic())
-    except Exception:  # noqa: BLE001 - e.g. Spark Connect: assume not
+    except Exception:  # e.g. Spark Connect: assume not
         return False
 
 
@@ -48,7 +48,7 @@ def row_width(df: DataFrame) -> int:
     """Spark's default size of one row of ``df`` (8 for a BIGINT, 20 for a string), the unit of its estimates."""
     try:
         return int(df._jdf.schema().defaultSize())
-    except Exception:  # noqa: BLE001 - e.g. Spark Connect
+    except Exception:  # e.g. Spark Connect
         return 8
 
 
@@ -114,7 +114,7 @@ def _source_key_array(spark: SparkSession, builder: MergeQueryBuilder, index: in
         return None
     try:
         values = df.toArrow().column(0)
-    except Exception:  # noqa: BLE001 - e.g. beyond spark.driver.maxResultSize: no pruning; the MERGE reports
+    except Exception:  # e.g. beyond spark.driver.maxResultSize: no pruning; the MERGE reports
         return None  # the source's own errors when it runs
     if len(values) > cost.KEY_ARRAY_MAX:
         return None

@@ -35,7 +35,7 @@ def job_group(spark: SparkSession, description: str = "mergekit statement") -> I
     finally:
         try:
             sc._jsc.sc().clearJobGroup()
-        except Exception:  # noqa: BLE001 - Spark is stopping
+        except Exception:  # Spark is stopping
             pass
 
 
@@ -46,7 +46,7 @@ def cancel_statement_jobs(spark: SparkSession, group: str, reason: str = "cancel
     try:
         sc._jsc.sc().cancelJobGroupAndFutureJobs(group, reason)
         sc.cancelAllJobs()  # jobs started from other threads
-    except Exception:  # noqa: BLE001 - Spark is stopping: nothing left to cancel
+    except Exception:  # Spark is stopping: nothing left to cancel
         pass
 
 

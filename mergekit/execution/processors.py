@@ -16,23 +16,15 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mergekit.spi import MERGE_PAGE_LAYOUT, MergeOperation
+from mergekit.spi import MergeOperation
+
+from .layout import CASE, INSERT_FROM_UPDATE, MERGE_CASE, OLD_PREFIX, OP, ROW_ID, UID
 
 __all__ = [
-    "INSERT_FROM_UPDATE",
-    "MERGE_CASE",
-    "OLD_PREFIX",
     "RowChangeProcessor",
     "ChangeOnlyUpdatedColumnsMergeProcessor",
     "DeleteAndInsertMergeProcessor",
 ]
-
-INSERT_FROM_UPDATE = "$insert_from_update"
-MERGE_CASE = "$merge_case"
-OLD_PREFIX = "$old_"
-OP = MERGE_PAGE_LAYOUT.operation
-CASE = MERGE_PAGE_LAYOUT.case_number
-ROW_ID = MERGE_PAGE_LAYOUT.row_id
 
 
 class RowChangeProcessor:
@@ -113,7 +105,7 @@ class DeleteAndInsertMergeProcessor(RowChangeProcessor):
         ]
         for n in internal:
             col = inserts.column(n)
-            i_arrays.append(pa.nulls(i, col.type) if n == "$uid" else col)
+            i_arrays.append(pa.nulls(i, col.type) if n == UID else col)
         out_d = pa.RecordBatch.from_arrays(d_arrays, names=names)
         out_i = pa.RecordBatch.from_arrays(i_arrays, schema=out_d.schema)
         return pa.Table.from_batches([out_d, out_i]).combine_chunks().to_batches()[0] if (d + i) else out_d

@@ -107,7 +107,7 @@ def applied_conf(spark: SparkSession, python_exec: str | None = None) -> Iterato
                     conf.unset(key)
                 else:
                     conf.set(key, old)
-            except Exception:  # noqa: BLE001 - the session was stopped meanwhile: nothing left to restore
+            except Exception:  # the session was stopped meanwhile: nothing left to restore
                 pass
 
 
@@ -161,7 +161,7 @@ def probe_workers(spark: SparkSession) -> None:
     sc = spark.sparkContext
     try:
         sc.parallelize([0], 1).map(lambda _: __import__("mergekit").__name__).collect()
-    except Exception as exc:  # noqa: BLE001 - any failure of the probe means mergekit's tasks would fail too
+    except Exception as exc:  # any failure of the probe means mergekit's tasks would fail too
         detail = next(
             (ln.strip() for ln in reversed(str(exc).splitlines()) if "Error" in ln and ln[:1] not in " \t"),
             type(exc).__name__,

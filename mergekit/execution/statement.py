@@ -41,11 +41,13 @@ from mergekit.spi import (
     sql_type_name,
 )
 
+from .arrow_eval import compile_lookup
 from .context import StatementContext
-from .dml import DmlStats, MergeQueryBuilder, check_types, q, run_merge_pipeline
 from .errors import translate_error
 from .estimates import estimate_source_keys, source_key_values
-from .lookup import KEY, arrow_join_type, binary_collation, compile_lookup, run_lookup_merge
+from .lookup import KEY, arrow_join_type, binary_collation, run_lookup_merge
+from .merge_rows import MergeQueryBuilder, check_types, q
+from .pipeline import DmlStats, run_merge_pipeline
 from .scan import scan_table
 from .types import spark_sql_type, spark_type, trino_name
 
@@ -245,7 +247,7 @@ def _prepare_lookup(
             continue  # compares by its collation in Spark: a case reading it runs the Spark plan
         try:
             source_types[f.name] = to_arrow_type(f.dataType)
-        except Exception:  # noqa: BLE001 - a type Arrow lacks: such a column cannot be read by the cases
+        except Exception:  # a type Arrow lacks: such a column cannot be read by the cases
             continue
     join_type = arrow_join_type(fields[-1].dataType, key_handle.type)
     if join_type is None:
@@ -321,7 +323,7 @@ def run_dml(ctx: StatementContext, st: msql.Statement) -> Result:
     except BaseException as exc:
         try:
             metadata.abort_merge(session=session, merge_handle=merge_handle)
-        except Exception:  # noqa: BLE001 - report the original failure
+        except Exception:  # report the original failure
             pass
         if isinstance(exc, MergekitError):
             raise

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from ._plan import (
+from .logical import (
     JoinKind,
     MergePlan,
     PlannedCase,
     TargetTable,
+    not_null_violation,
     plan_delete,
     plan_insert,
     plan_merge,
@@ -18,6 +19,7 @@ __all__ = [
     "MergePlan",
     "PlannedCase",
     "TargetTable",
+    "not_null_violation",
     "plan_delete",
     "plan_insert",
     "plan_merge",

@@ -134,7 +134,7 @@ def _text(value: Any) -> str:
     if isinstance(value, exp.Expression):
         try:
             return value.sql(dialect="trino")
-        except Exception:  # noqa: BLE001 - a node the generator cannot print still has a name
+        except Exception:  # a node the generator cannot print still has a name
             return type(value).__name__
     if isinstance(value, list):
         return ", ".join(_text(v) for v in value)

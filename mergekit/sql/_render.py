@@ -140,10 +140,8 @@ def to_spark(node: exp.Expression, schema: Mapping[str, Mapping[str, str]] | Non
     from ._functions import inline_functions
 
     node = inline_functions(node.copy())
-    try:
-        from ._spark_translate import to_spark_sql
-    except ImportError:  # translator not available: plain transpilation
-        return node.sql(dialect="spark")
+    from ._spark_translate import to_spark_sql
+
     return to_spark_sql(node, schema=schema)
 
 
@@ -171,36 +169,8 @@ def render_relation(
     return f"({to_spark(substitute_tables(node, tables), schema)})"
 
 
-_SPARK_TYPES = {
-    "boolean": "BOOLEAN",
-    "tinyint": "TINYINT",
-    "smallint": "SMALLINT",
-    "integer": "INT",
-    "int": "INT",
-    "bigint": "BIGINT",
-    "real": "FLOAT",
-    "double": "DOUBLE",
-    "varchar": "STRING",
-    "char": "STRING",
-    "date": "DATE",
-    "varbinary": "BINARY",
-    "timestamp": "TIMESTAMP_NTZ",
-    "timestamp with time zone": "TIMESTAMP",
-}
-
-
 def spark_type_sql(trino_type: str) -> str:
     """Spark SQL type for a Trino type text (``varchar(16)`` -> ``STRING``)."""
-    try:
-        from ._spark_types import spark_type_sql as translated
-    except ImportError:
-        translated = None
-    if translated is not None:
-        return translated(trino_type)
-    import re
+    from ._spark_types import spark_type_sql as translated
 
-    t = re.sub(r"\s+", " ", trino_type.strip().lower())
-    t = re.sub(r"\(\s*\d+\s*\)", "", t) if not t.startswith("decimal") else t
-    if t.startswith("decimal"):
-        return t.upper()
-    return _SPARK_TYPES[t]
+    return translated(trino_type)

@@ -111,7 +111,6 @@ class _Rewriter:
     def __init__(self, typer: _Typer, handlers: Mapping[type, _Handler]) -> None:
         self.ty = typer
         self.handlers = handlers
-        self.handled_funcs = frozenset(k for k in handlers if issubclass(k, exp.Func))
 
     # ---- traversal
 
@@ -212,7 +211,7 @@ class _Rewriter:
             return build(list(node.expressions)), None
         if not _is_function(node):
             return node, None
-        if type(node) not in _PASS_FUNCS and type(node) not in self.handled_funcs:
+        if type(node) not in _PASS_FUNCS:  # a handled function returned above
             raise _not_supported(f"function {_func_name(node)}() is not supported on Spark")
         if safe and type(node) not in _TRY_SAFE_FUNCS:
             raise _not_supported(f"function {_func_name(node)}() is not supported inside TRY")

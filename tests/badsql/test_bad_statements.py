@@ -191,7 +191,7 @@ def run_cases(catalog: Catalog, cases: list[Case]) -> dict[str, Any]:
     failures: list[dict[str, Any]] = []
     outcomes: Counter[str] = Counter()
     timings: list[tuple[float, Case]] = []
-    report = open(REPORT, "a") if REPORT else None  # noqa: SIM115 - closed below
+    report = open(REPORT, "a") if REPORT else None  # closed below
     pool = _statement_thread()
     fingerprint = catalog.fingerprint()
     checksum = catalog.checksum()
@@ -225,7 +225,7 @@ def run_cases(catalog: Catalog, cases: list[Case]) -> dict[str, Any]:
             catalog.spark.sparkContext.cancelAllJobs()
             try:
                 future.result(timeout=60)
-            except BaseException:  # noqa: BLE001 - only whether it stopped matters now
+            except BaseException:  # only whether it stopped matters now
                 pass
             elapsed = time.perf_counter() - t0
             fail(case, f"hang: no answer after {CASE_TIMEOUT:.0f} s", elapsed)
@@ -235,7 +235,7 @@ def run_cases(catalog: Catalog, cases: list[Case]) -> dict[str, Any]:
             catalog.build()
             fingerprint, checksum, window_start = catalog.fingerprint(), catalog.checksum(), n + 1
             continue
-        except BaseException as exc:  # noqa: BLE001 - every exception is judged
+        except BaseException as exc:  # every exception is judged
             outcome = exc
         elapsed = time.perf_counter() - t0
         timings.append((elapsed, case))

@@ -32,6 +32,6 @@ def test_block_runs(spark, tmp_path, where: str, code: str) -> None:
     cwd = os.getcwd()
     os.chdir(tmp_path)
     try:
-        exec(compile(code, where, "exec"), {"__name__": "__doc_block__"})  # noqa: S102 - our own docs
+        exec(compile(code, where, "exec"), {"__name__": "__doc_block__"})  # our own docs
     finally:
         os.chdir(cwd)

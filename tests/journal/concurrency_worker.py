@@ -11,9 +11,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from journal_harness import UPDATE, JournalHarness  # noqa: E402
+from journal_harness import UPDATE, JournalHarness
 
-from mergekit.errors import TransactionConflictError  # noqa: E402
+from mergekit.errors import TransactionConflictError
 
 
 def main() -> None:

@@ -61,7 +61,7 @@ def test_journal_conformance(spark, tmp_path, case):
             for statement in case["setup"]:
                 engine.execute(statement)
             result = engine.execute(case["statement"])
-        except Exception as exc:  # noqa: BLE001 - the case says which error it expects
+        except Exception as exc:  # the case says which error it expects
             if expected_error is None:
                 raise
             assert expected_error in str(exc)

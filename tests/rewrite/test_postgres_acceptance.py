@@ -213,7 +213,7 @@ def _pg_ddl(name: str, t: Table, version_type: str) -> str:
 
 
 @pytest.mark.parametrize("version_type", ["bigint", "timestamp"])
-def test_rewrite_on_postgres_equals_mergekit(spark, tmp_path, pg_server, version_type):  # noqa: F811
+def test_rewrite_on_postgres_equals_mergekit(spark, tmp_path, pg_server, version_type):
     import psycopg
 
     from mergekit import Engine
@@ -266,7 +266,7 @@ def test_rewrite_on_postgres_equals_mergekit(spark, tmp_path, pg_server, version
         assert tombstones >= 3
 
 
-def test_hostile_names_and_literals_on_postgres(pg_server):  # noqa: F811
+def test_hostile_names_and_literals_on_postgres(pg_server):
     """Identifiers with quotes and literals with quotes, backslashes and injected SQL stay data on PostgreSQL."""
     import psycopg
 

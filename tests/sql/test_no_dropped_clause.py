@@ -115,7 +115,7 @@ def dropped_parts(bases: list[str]) -> list[str]:
                         converted = fingerprint(_convert.convert(copy, text))
                     except MergekitError:
                         continue  # refused with a coded error
-                    except Exception:  # noqa: BLE001 - the converter read the part (and could not use this value)
+                    except Exception:  # the converter read the part (and could not use this value)
                         continue
                     if converted == baseline:
                         dropped.append(f"{type(node).__name__}.{arg}={candidate!r} in {text[:60]!r}")

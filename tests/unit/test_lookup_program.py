@@ -9,7 +9,8 @@ import pyarrow as pa
 import pytest
 
 from mergekit.errors import ErrorCode, MergekitError
-from mergekit.execution.lookup import JoinedRows, bucket_expr, compile_lookup, merge_rows
+from mergekit.execution.arrow_eval import JoinedRows, compile_lookup, evaluate_cases
+from mergekit.execution.lookup import bucket_expr
 from mergekit.planner import TargetTable, plan_merge
 from mergekit.spi import ColumnHandle, ColumnMetadata, RowChangeParadigm
 from mergekit.sql import Apply, Const, Ref, parse_expression, parse_statement
@@ -110,7 +111,7 @@ def test_first_case_that_holds_takes_the_row() -> None:
         "$row_id": [1, 2, 3, 4],
     }
     rows = _rows(source, target, [0, 1, 2, 3, 4, 5], [0, 1, 2, 3, None, None])
-    pages = list(merge_rows(program, rows))
+    pages = list(evaluate_cases(program, rows))
     got = sorted(
         (r["id"], r["$operation"], r["$case_number"], r["v"], r["x"], r["$row_id"])
         for p in pages
@@ -138,7 +139,7 @@ def test_null_literals_and_negative_numbers() -> None:
         [0, 1, 2],
         [0, 1, 2],
     )
-    got = sorted((r["id"], r["$operation"], r["x"]) for p in merge_rows(program, rows) for r in p.to_pylist())
+    got = sorted((r["id"], r["$operation"], r["x"]) for p in evaluate_cases(program, rows) for r in p.to_pylist())
     # 1: -3 > -2 is false, and NULL OR NULL OR false is NULL: no case; 2: updated, x NULL; 3: NOT (NULL AND
     # true) is NULL: no case
     assert got == [(2, 3, None)]
@@ -150,7 +151,7 @@ def test_null_for_a_not_null_column_is_a_constraint_violation() -> None:
         {"id": [7], "op": ["I"], "v": ["a"], "n": [1], "x": [1.0]}, {c.name: [] for c in _COLUMNS}, [0], [None]
     )
     with pytest.raises(MergekitError) as info:
-        list(merge_rows(program, rows))
+        list(evaluate_cases(program, rows))
     assert info.value.code is ErrorCode.CONSTRAINT_VIOLATION and "column: id" in str(info.value)
 
 

@@ -236,7 +236,7 @@ class PartitionedMergeSink(ConnectorMergeSink):
         for sink in self._sinks.values():
             try:
                 sink.abort()
-            except Exception:  # noqa: BLE001 - abort every child even if one fails
+            except Exception:  # abort every child even if one fails
                 pass
 
 

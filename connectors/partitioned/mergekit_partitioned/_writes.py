@@ -226,7 +226,7 @@ class WriteMetadata(TablesMetadata):
         """Abort a child's merge, ignoring failures: cleanup only (vacuum removes leftovers)."""
         try:
             self.bm.abort_merge(session=session, merge_handle=mh)
-        except Exception:  # noqa: BLE001 - cleanup only; vacuum removes leftovers
+        except Exception:  # cleanup only; vacuum removes leftovers
             pass
 
     def abort_merge(self, *, session: ConnectorSession, merge_handle: ConnectorMergeTableHandle) -> None:

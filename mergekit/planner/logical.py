@@ -33,6 +33,7 @@ __all__ = [
     "plan_update",
     "plan_delete",
     "plan_insert",
+    "not_null_violation",
 ]
 
 
@@ -77,6 +78,26 @@ class PlannedCase:
     condition: Expression | None
     values: tuple[Expression | None, ...]
     set_columns: tuple[str, ...] = ()
+
+    def rows_taken(self, join: JoinKind) -> tuple[bool | None, bool | None]:
+        """Which rows of the join this case can take, before its condition: (a target row is present, a source
+        row is present), ``None`` meaning either. The first case, in order, whose rows and condition hold
+        produces the merge row (the searched CASE of seed 002); a row no case takes produces none. Every
+        evaluator of the cases (Spark SQL in :mod:`mergekit.execution.merge_rows`, Arrow in
+        :mod:`mergekit.execution.arrow_eval`) asks this, so the two cannot disagree."""
+        if join in (JoinKind.SCAN, JoinKind.SOURCE, JoinKind.ANTI):
+            return None, None  # one side only: every row is a candidate
+        if self.kind is MergeCaseKind.MATCHED:
+            return True, (True if join is JoinKind.FULL else None)
+        if self.kind is MergeCaseKind.NOT_MATCHED:
+            return False, None
+        return None, False  # NOT MATCHED BY SOURCE
+
+    @property
+    def keeps_unassigned(self) -> bool:
+        """A column the case does not assign keeps the target's current value (UPDATE, DELETE: the row id and
+        redistribution columns must reach the sink), or is NULL (INSERT)."""
+        return self.operation is not MergeOperation.INSERT
 
     def describe(self) -> str:
         head = f"{self.kind.value}{' AND ' + self.condition.sql if self.condition else ''}"
@@ -159,6 +180,11 @@ class MergePlan:
         )
         lines.append("  sinks: one ConnectorMergeSink per writer task on executors; finish_merge on the driver")
         return "\n".join(lines)
+
+
+def not_null_violation(column: str) -> str:
+    """The message of a NULL assigned to a NOT NULL column (Trino's wording), whichever evaluator finds it."""
+    return f"NULL value not allowed for NOT NULL column: {column}"
 
 
 def _column_not_found(message: str) -> MergekitError:
