@@ -21,8 +21,10 @@ from mergekit.execution.ddl import DDL_STATEMENTS
 from mergekit.execution.errors import translate_error
 from mergekit.execution.query import explain, run_query
 from mergekit.execution.session import applied_conf, local_session, python_for_workers
+from mergekit.execution.session_statements import SESSION_STATEMENTS
 from mergekit.execution.statement import run_dml
 from mergekit.metadata import Catalogs, connector_from_spec, default_connector
+from mergekit.planner import check_session_property
 from mergekit.result import Result
 from mergekit.spi import Connector
 
@@ -42,6 +44,7 @@ STATEMENTS: dict[type, Callable[[StatementContext, Any], Result]] = {
     msql.Delete: run_dml,
     msql.Insert: run_dml,
     **DDL_STATEMENTS,
+    **SESSION_STATEMENTS,
 }
 
 
@@ -68,6 +71,7 @@ class Engine:
         self._dataframes: dict[str, DataFrame] = {}
         self._live_views: set[str] = set()
         self._lock = threading.RLock()
+        self._session_properties: dict[str, str] = {}  # SET SESSION (mergekit.planner.session)
         for name, spec in (catalogs or {"lake": {"connector": "memory"}}).items():
             self.add_catalog(name, spec)
 
@@ -152,24 +156,38 @@ class Engine:
     def unregister_dataframe(self, name: str) -> None:
         self._dataframes.pop(name.lower(), None)
 
-    def _context(self, *, stream: bool = False) -> StatementContext:
+    def _context(self, *, stream: bool = False, overrides: Mapping[str, str] | None = None) -> StatementContext:
         return StatementContext(
-            self.spark, self._catalogs, dataframes=self._dataframes, live_views=self._live_views, stream=stream
+            self.spark,
+            self._catalogs,
+            dataframes=self._dataframes,
+            live_views=self._live_views,
+            stream=stream,
+            session_properties=self._session_properties,
+            overrides=overrides,
         )
 
     @contextmanager
-    def _statement(self, *, stream: bool = False) -> Iterator[StatementContext]:
-        ctx = self._context(stream=stream)
+    def _statement(
+        self, *, stream: bool = False, overrides: Mapping[str, str] | None = None
+    ) -> Iterator[StatementContext]:
+        ctx = self._context(stream=stream, overrides=overrides)
         try:
             yield ctx
         finally:
             ctx.drop_views()
 
-    def _run(self, statement: msql.Statement, *, stream: bool = False) -> Result:
+    def _run(
+        self, statement: msql.Statement, *, stream: bool = False, overrides: Mapping[str, str] | None = None
+    ) -> Result:
         handler = STATEMENTS.get(type(statement))
         if handler is None:
             raise MergekitError(ErrorCode.NOT_SUPPORTED, f"Statement not supported: {type(statement).__name__}")
-        with self._lock, applied_conf(self.spark, self._python_exec), self._statement(stream=stream) as ctx:
+        with (
+            self._lock,
+            applied_conf(self.spark, self._python_exec),
+            self._statement(stream=stream, overrides=overrides) as ctx,
+        ):
             try:
                 return handler(ctx, statement)
             except MergekitError:
@@ -195,6 +213,7 @@ class MergeBuilder:
         self._source_alias = source_alias
         self._target_alias = target_alias
         self._clauses: list[str] = []
+        self._properties: dict[str, str] = {}
 
     def _when(self, head: str, condition: str | None, action: str) -> MergeBuilder:
         self._clauses.append(f"{head}{f' AND ({condition})' if condition else ''} THEN {action}")
@@ -221,6 +240,18 @@ class MergeBuilder:
     def when_not_matched_by_source_delete(self, *, condition: str | None = None) -> MergeBuilder:
         return self._when("WHEN NOT MATCHED BY SOURCE", condition, "DELETE")
 
+    def deduplicate_source(self, *, order_by: str, keep: str = "first") -> MergeBuilder:
+        """Of several source rows matching one target row, only the ``keep`` ("first" or "last") one by
+        ``order_by`` (an ORDER BY list over the source alias, e.g. ``"s.updated_at"``) meets the WHEN clauses,
+        instead of the statement failing with MERGE_TARGET_ROW_MULTIPLE_MATCHES: the session property
+        ``merge_duplicate_source`` for this statement only (docs/sql.md)."""
+        if keep not in ("first", "last"):
+            raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"keep must be 'first' or 'last', got {keep!r}")
+        value = f"{keep} by {order_by}"
+        check_session_property("merge_duplicate_source", value)
+        self._properties["merge_duplicate_source"] = value
+        return self
+
     def sql(self, source_name: str) -> str:
         alias = f" AS {self._target_alias}" if self._target_alias else ""
         return (
@@ -232,10 +263,13 @@ class MergeBuilder:
         if not self._clauses:
             raise MergekitError(ErrorCode.SYNTAX_ERROR, "MERGE needs at least one WHEN clause")
         if isinstance(self._source, str):
-            return self._engine.execute(self.sql(self._source))
+            return self._run(self.sql(self._source))
         name = f"mk_source_{next(_source_ids)}"
         self._engine.register_dataframe(name, self._source)
         try:
-            return self._engine.execute(self.sql(name))
+            return self._run(self.sql(name))
         finally:
             self._engine.unregister_dataframe(name)
+
+    def _run(self, sql: str) -> Result:
+        return self._engine._run(msql.parse_statement(sql), overrides=self._properties)

@@ -26,7 +26,7 @@ from mergekit.planner import JoinKind, MergePlan, not_null_violation
 from mergekit.spi import ColumnHandle, MergeOperation
 from mergekit.sql import Apply, Const, Lowered, Ref
 
-from .layout import CASE, OP, ROW_ID, UID
+from .layout import CASE, OP, ROW_ID, UID, UNCHANGED
 
 __all__ = ["LookupProgram", "compile_lookup", "JoinedRows", "evaluate_cases", "value_family"]
 
@@ -182,7 +182,7 @@ def _assignable(value: pa.DataType, column: pa.DataType) -> bool:
 class _Case:
     number: int
     target_present: bool | None  # the rows the case takes (PlannedCase.rows_taken; the join is RIGHT)
-    operation: MergeOperation
+    operation: MergeOperation | None  # None: DO NOTHING
     condition: Evaluator | None
     # per data column: ("expr", fn), ("target", None) (the target's current value) or ("null", None)
     values: tuple[tuple[str, Evaluator | None], ...]
@@ -324,6 +324,8 @@ def evaluate_cases(program: LookupProgram, rows: JoinedRows, page_rows: int = 65
         if not len(indices):
             continue
         taken |= available
+        if case.operation is None:
+            continue  # DO NOTHING: the rows are taken and produce no merge row
         page = _case_page(program, case, rows.take(pa.array(indices)))
         for start in range(0, page.num_rows, page_rows):  # sinks get pages of the size Spark's would have
             yield page.slice(start, page_rows)
@@ -331,7 +333,9 @@ def evaluate_cases(program: LookupProgram, rows: JoinedRows, page_rows: int = 65
 
 def _case_page(program: LookupProgram, case: _Case, rows: JoinedRows) -> pa.RecordBatch:
     n = rows.num_rows
+    assert case.operation is not None
     arrays: list[pa.Array] = []
+    same = pa.repeat(pa.scalar(case.operation is MergeOperation.UPDATE), n)  # no-op update elimination
     for name, arrow_type, (how, fn) in zip(program.data_columns, program.data_types, case.values, strict=True):
         if how == "target":
             arrays.append(_column(rows.column(_TARGET + name), n, arrow_type))
@@ -340,10 +344,15 @@ def _case_page(program: LookupProgram, case: _Case, rows: JoinedRows) -> pa.Reco
         if name in program.not_null and value.null_count:
             raise MergekitError(ErrorCode.CONSTRAINT_VIOLATION, not_null_violation(name))
         arrays.append(value)
-    names = [*program.data_columns, OP, CASE, ROW_ID]
+        if case.operation is MergeOperation.UPDATE:
+            old = _column(rows.column(_TARGET + name), n, arrow_type)
+            equal = pc.or_kleene(pc.and_(pc.is_null(value), pc.is_null(old)), pc.equal(value, old))
+            same = pc.and_(same, pc.fill_null(equal, False))
+    names = [*program.data_columns, OP, CASE, ROW_ID, UNCHANGED]
     arrays.append(pa.repeat(pa.scalar(case.operation.value, pa.int8()), n))
     arrays.append(pa.repeat(pa.scalar(case.number, pa.int32()), n))
     arrays.append(_column(rows.column(_TARGET + program.row_id), n, program.row_id_type))
+    arrays.append(same)
     if program.check_duplicates:
         names.append(UID)
         arrays.append(_column(rows.column(UID), n, pa.int64()))

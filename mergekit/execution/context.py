@@ -40,8 +40,13 @@ class StatementContext:
         dataframes: Mapping[str, DataFrame] | None = None,
         live_views: set[str] | None = None,
         stream: bool = False,
+        session_properties: dict[str, str] | None = None,
+        overrides: Mapping[str, str] | None = None,
     ) -> None:
         self.spark = spark
+        # SET SESSION values: the engine's (SET/RESET SESSION change them), and this statement's in effect
+        self.session_properties = session_properties if session_properties is not None else {}
+        self.properties: dict[str, str] = {**self.session_properties, **(overrides or {})}
         self.catalogs = catalogs
         self.dataframes = dataframes or {}
         self.live_views = live_views if live_views is not None else set()

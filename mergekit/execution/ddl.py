@@ -31,7 +31,18 @@ from mergekit.spi import (
     sql_type_name,
 )
 
+from .constraints import (
+    add_constraint,
+    check_existing_rows,
+    drop_constraint,
+    named_checks,
+    set_default,
+    show_create_table,
+    verify_stored,
+    with_defaults,
+)
 from .context import StatementContext, view_name
+from .evolution import refuse_constrained, rename_column, set_column_type
 from .scan import scan_table
 from .statement import run_dml
 from .types import arrow_type, spark_sql_type, spark_type, trino_name
@@ -76,10 +87,14 @@ def create_table(ctx: StatementContext, st: msql.CreateTable) -> Result:
     for key in st.primary_key:
         if key not in names:
             raise MergekitError(ErrorCode.COLUMN_NOT_FOUND, f"Primary key column '{key}' is not a column of the table")
+    if st.as_query is None:  # DEFAULT and CHECK, type-checked and named (a CTAS has neither)
+        columns = with_defaults(ctx, columns, st.columns)
+    checks = named_checks(ctx, name, columns, st.check_constraints)
     table_metadata = ConnectorTableMetadata(
-        table=name, columns=columns, primary_key=st.primary_key, properties=properties
+        table=name, columns=columns, primary_key=st.primary_key, properties=properties, check_constraints=checks
     )
     meta.create_table(session=session, table_metadata=table_metadata, ignore_existing=st.if_not_exists)
+    verify_stored(meta, session, name, columns, checks)
     if st.as_query is None:
         return Result(statement="CREATE TABLE")
     if not st.with_data:  # CREATE TABLE ... AS query WITH NO DATA: the query's columns, no rows
@@ -137,11 +152,16 @@ def describe(ctx: StatementContext, st: msql.Describe) -> Result:
         {
             "Column": [c.name for c in cols],
             "Type": [c.type_name or sql_type_name(c.type) for c in cols],
-            "Extra": ["" if c.nullable else "not null" for c in cols],
+            "Extra": [_extra(c) for c in cols],
             "Comment": [c.comment or "" for c in cols],
         }
     )
     return Result(statement="DESCRIBE", table=table)
+
+
+def _extra(c: ColumnMetadata) -> str:
+    """DESCRIBE's Extra: ``not null`` and the column's ``default <expression>``."""
+    return ", ".join(([] if c.nullable else ["not null"]) + ([f"default {c.default}"] if c.default else []))
 
 
 def describe_history(ctx: StatementContext, st: msql.DescribeHistory) -> Result:
@@ -178,8 +198,14 @@ def add_column(ctx: StatementContext, st: msql.AlterTableAddColumn) -> Result:
 
 def drop_column(ctx: StatementContext, st: msql.AlterTableDropColumn) -> Result:
     table = ctx.resolve(st.name)
-    if st.column not in {c.name for c in table.metadata.columns}:
+    column = next((c for c in table.metadata.columns if c.name == st.column), None)
+    if column is None:
         raise MergekitError(ErrorCode.COLUMN_NOT_FOUND, f"Column '{st.column}' does not exist")
+    if column.hidden:  # Trino's DropColumnTask: a version field or row id is not the user's to drop
+        raise MergekitError(ErrorCode.NOT_SUPPORTED, f"Cannot drop hidden column '{st.column}'")
+    if len(table.metadata.visible_columns) == 1:
+        raise MergekitError(ErrorCode.NOT_SUPPORTED, "Cannot drop the only column in a table")
+    refuse_constrained(table.metadata, st.column, "drop")
     table.connector.get_metadata().drop_column(
         session=ctx.session(table.catalog), table_handle=table.handle, column=st.column
     )
@@ -215,13 +241,21 @@ def merge_table_ddl(ctx: StatementContext, st: msql.Statement) -> Result:
         meta = ctx.catalogs.get(catalog).get_metadata()
         columns = tuple(column_metadata(c) for c in st.columns)
         _no_duplicate_columns([c.name for c in columns])
+        columns = with_defaults(ctx, columns, st.columns)
+        checks = named_checks(ctx, name, columns, st.check_constraints)
         scheme = _partition_scheme(ctx, st, columns) if st.partition_by is not None else None
+        session = ctx.session(catalog)
+        existed = meta.get_table_handle(session=session, table=name) is not None
         meta.create_merge_table(
-            session=ctx.session(catalog),
-            table_metadata=ConnectorTableMetadata(table=name, columns=columns, primary_key=st.primary_key),
+            session=session,
+            table_metadata=ConnectorTableMetadata(
+                table=name, columns=columns, primary_key=st.primary_key, check_constraints=checks
+            ),
             scheme=scheme,
             ignore_existing=st.if_not_exists,
         )
+        if not existed:
+            verify_stored(meta, session, name, columns, checks)
         return Result(statement="CREATE MERGE TABLE")
     assert isinstance(st, msql.AlterTableSetPartition | msql.AlterTableDropPartition)
     catalog, merge_name = ctx.catalogs.split_name(st.name)
@@ -238,6 +272,11 @@ def merge_table_ddl(ctx: StatementContext, st: msql.Statement) -> Result:
     if isinstance(st, msql.AlterTableDropPartition):
         meta.drop_table_partition(session=session, merge_table=merge_name, child=child_name)
         return Result(statement="ALTER TABLE")
+    if not st.replace:  # a child's rows must pass the merge table's CHECK constraints (and those above it)
+        checks = meta.get_table_metadata(session=session, table_handle=handle).check_constraints
+        if checks and meta.get_table_handle(session=session, table=child_name) is not None:
+            child = ctx.resolve(msql.QualifiedName((catalog, child_name.schema, child_name.table)))
+            check_existing_rows(ctx, child, checks)
     scheme = meta.get_partition_scheme(session=session, table_handle=handle)
     bounds, values = None, None
     if st.partition is not None:
@@ -386,8 +425,14 @@ DDL_STATEMENTS: Mapping[type, Any] = {
     msql.Truncate: truncate,
     msql.AlterTableAddColumn: add_column,
     msql.AlterTableDropColumn: drop_column,
+    msql.AlterTableRenameColumn: rename_column,
+    msql.AlterTableSetColumnType: set_column_type,
     msql.Call: call,
     msql.CreateFunction: create_function,
+    msql.AlterTableAddConstraint: add_constraint,
+    msql.AlterTableDropConstraint: drop_constraint,
+    msql.AlterTableSetDefault: set_default,
+    msql.ShowCreateTable: show_create_table,
     msql.CreateMergeTable: merge_table_ddl,
     msql.AlterTableSetPartition: merge_table_ddl,
     msql.AlterTableDropPartition: merge_table_ddl,

@@ -9,7 +9,9 @@ reach a sink:
 - :data:`UID`: a number unique to each target row in this statement (the duplicate-match check counts it);
 - :data:`SEQ`: a number unique to each merge row (routes inserts when the table has no insert layout);
 - ``OLD_PREFIX + column``: the target row's old value of a redistribution column (deletes go where the old
-  row lives).
+  row lives);
+- :data:`UNCHANGED`: TRUE on an UPDATE whose new values equal the old ones; the writer counts it and does not
+  hand it to the sink (no-op update elimination).
 
 The row change processor (:mod:`.processors`) adds :data:`INSERT_FROM_UPDATE` and :data:`MERGE_CASE` (the WHEN
 clause, kept for per-clause counts after the processor renumbers :data:`CASE`).
@@ -19,7 +21,18 @@ from __future__ import annotations
 
 from mergekit.spi import MERGE_PAGE_LAYOUT
 
-__all__ = ["OP", "CASE", "ROW_ID", "UID", "SEQ", "OLD_PREFIX", "INSERT_FROM_UPDATE", "MERGE_CASE", "CHANGES"]
+__all__ = [
+    "OP",
+    "CASE",
+    "ROW_ID",
+    "UID",
+    "SEQ",
+    "OLD_PREFIX",
+    "INSERT_FROM_UPDATE",
+    "MERGE_CASE",
+    "UNCHANGED",
+    "CHANGES",
+]
 
 OP = MERGE_PAGE_LAYOUT.operation
 CASE = MERGE_PAGE_LAYOUT.case_number
@@ -29,6 +42,7 @@ SEQ = "$seq"
 OLD_PREFIX = "$old_"
 INSERT_FROM_UPDATE = "$insert_from_update"
 MERGE_CASE = "$merge_case"
+UNCHANGED = "$unchanged"
 
 # Operations that change an existing target row, before or after the processor: DELETE, UPDATE, UPDATE_DELETE.
 # Two of them for one target row is what the duplicate-match check refuses.

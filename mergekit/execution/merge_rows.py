@@ -24,7 +24,7 @@ from mergekit.planner import JoinKind, MergePlan, PlannedCase, not_null_violatio
 from mergekit.spi import MergeOperation
 from mergekit.sql import Expression
 
-from .layout import CASE, OLD_PREFIX, OP, ROW_ID, SEQ, UID
+from .layout import CASE, OLD_PREFIX, OP, ROW_ID, SEQ, UID, UNCHANGED
 from .types import coercible, spark_sql_type, trino_name
 
 __all__ = ["MergeQueryBuilder", "check_types", "q"]
@@ -33,6 +33,8 @@ MR = "$mr"
 PRESENT = "$present"
 SPRESENT = "$spresent"
 SRC = "$src"
+NEVER = "$never"
+SID = "$sid"  # a source row's number, with merge_duplicate_source
 
 
 def q(name: str) -> str:
@@ -61,6 +63,8 @@ class MergeQueryBuilder:
     source_from: str | None = None  # Spark SQL FROM item for the source (no alias)
     source_columns: tuple[str, ...] = ()  # INSERT: names given to source columns by position
     computed: tuple[tuple[str, str], ...] = ()  # (name, Spark SQL over the new column values): ComputedColumn
+    # CHECK constraints: (message, Spark SQL over the new column values), guarded on INSERT and UPDATE rows
+    checks: tuple[tuple[str, str], ...] = ()
     # Equality conjuncts of ON as Spark SQL (target side, source side). With any, the join is a shuffle join
     # partitioned on them, so every merge row of one target row comes out of one task (see ``colocated``).
     join_keys: tuple[tuple[str, str], ...] = ()
@@ -119,7 +123,20 @@ class MergeQueryBuilder:
         inner = f"{self.source_from} AS {q(SRC)}"
         if aliases:
             inner += "(" + ", ".join(q(a) for a in aliases) + ")"
-        return f"(SELECT *, TRUE AS {q(SPRESENT)} FROM {inner}) AS {q(plan.source_alias or SRC)}"
+        never = f", -1 - monotonically_increasing_id() AS {q(NEVER)}" if self.never_matches else ""
+        if plan.dedup is not None:
+            never += f", monotonically_increasing_id() AS {q(SID)}"
+        return f"(SELECT *, TRUE AS {q(SPRESENT)}{never} FROM {inner}) AS {q(plan.source_alias or SRC)}"
+
+    @property
+    def never_matches(self) -> bool:
+        """``ON FALSE`` (INSERT OVERWRITE): Spark would run a nested-loop join comparing every pair of rows. The join
+        is then on the target's ``$uid`` (never negative) and a source column that is always negative, which
+        Spark runs as a shuffle join, and no row matches."""
+        on = self.plan.on
+        return (
+            on is not None and on.sql.strip().upper() == "FALSE" and self.plan.join in (JoinKind.RIGHT, JoinKind.FULL)
+        )
 
     def from_clause(self) -> str:
         plan = self.plan
@@ -130,6 +147,8 @@ class MergeQueryBuilder:
             cols = ", ".join(q(c) for c in self.source_columns)
             return f"FROM ({self.source_from}) AS {q(SRC)}({cols})"
         on = self.render(plan.on) if plan.on is not None else "TRUE"
+        if self.never_matches:
+            on = f"{q(plan.target_alias)}.{q(UID)} = {q(plan.source_alias or SRC)}.{q(NEVER)}"
         if plan.join is JoinKind.ANTI:
             return f"FROM {self.source_sub()} LEFT ANTI JOIN {self._target_sub()} ON {on}"
         join = "FULL OUTER JOIN" if plan.join is JoinKind.FULL else "RIGHT OUTER JOIN"
@@ -162,7 +181,7 @@ class MergeQueryBuilder:
             column = self.plan.target.columns[index].name
             if column in case.set_columns:
                 return f"{q(SRC)}.{q(self.source_columns[case.set_columns.index(column)])}"
-            return None
+            # a column the INSERT omits: its default expression (planner.apply_defaults), or None (NULL)
         expr = case.values[index]
         return self.render(expr) if expr is not None else None
 
@@ -191,15 +210,55 @@ class MergeQueryBuilder:
         return value
 
     def merge_row(self, value_types: Mapping[tuple[int, int], T.DataType]) -> str:
-        whens = []
+        whens = [self._dedup_when()] if self.plan.dedup is not None and self._has_target() else []
         for case in self.plan.cases:
+            if case.operation is None:  # DO NOTHING: the row is taken, and dropped as a row no clause takes
+                whens.append(f"WHEN {self.case_guard(case)} THEN NULL")
+                continue
             fields = []
             for i, column in enumerate(self.plan.target.columns):
                 fields.append(f"{_lit(column.name)}, {self.value(case, i, value_types)}")
             fields.append(f"{_lit(OP)}, CAST({case.operation.value} AS TINYINT)")
             fields.append(f"{_lit(CASE)}, {case.number}")
+            fields.append(f"{_lit(UNCHANGED)}, {self.unchanged(case, value_types)}")
             whens.append(f"WHEN {self.case_guard(case)} THEN named_struct({', '.join(fields)})")
+        if all(case.operation is None for case in self.plan.cases):
+            # every clause is DO NOTHING: a branch never taken gives the CASE its struct type
+            fields = [
+                f"{_lit(c.name)}, CAST(NULL AS {spark_sql_type(self.column_types[c.name])})"
+                for c in self.plan.target.columns
+            ]
+            fields += [f"{_lit(OP)}, CAST(NULL AS TINYINT)", f"{_lit(CASE)}, CAST(NULL AS INT)"]
+            fields += [f"{_lit(UNCHANGED)}, FALSE"]
+            whens.append(f"WHEN FALSE THEN named_struct({', '.join(fields)})")
         return "CASE " + " ".join(whens) + " END"
+
+    def _dedup_when(self) -> str:
+        """merge_duplicate_source: a matched row whose source row is not the first, by the policy's order, of the
+        source rows matching its target row takes no clause. Every unmatched row is a partition of its own."""
+        assert self.plan.dedup is not None
+        target = f"{q(self.plan.target_alias)}"
+        source = f"{q(self.plan.source_alias or SRC)}"
+        order = [
+            f"{self.render(e)} {'DESC' if desc else 'ASC'} NULLS {'FIRST' if nulls_first else 'LAST'}"
+            for e, desc, nulls_first in self.plan.dedup.order_by
+        ]
+        order.append(f"{source}.{q(SID)}")
+        partition = f"coalesce({target}.{q(UID)}, -1 - {source}.{q(SID)})"
+        rank = f"row_number() OVER (PARTITION BY {partition} ORDER BY {', '.join(order)})"
+        return f"WHEN {target}.{q(PRESENT)} IS NOT NULL AND {rank} > 1 THEN NULL"
+
+    def unchanged(self, case: PlannedCase, value_types: Mapping[tuple[int, int], T.DataType]) -> str:
+        """Spark SQL that is TRUE when an UPDATE case's new values equal the target row's (NULL equal to NULL): the
+        row is counted but not written (no-op update elimination, :data:`~.layout.UNCHANGED`)."""
+        if case.operation is not MergeOperation.UPDATE or not self._has_target():
+            return "FALSE"
+        same = [
+            f"({self.value(case, i, value_types)} <=> {self._target_ref(column.name)})"
+            for i, column in enumerate(self.plan.target.columns)
+            if self.raw_value(case, i) is not None
+        ]
+        return " AND ".join(same) or "TRUE"
 
     def _internal_columns(self) -> list[str]:
         plan = self.plan
@@ -229,12 +288,33 @@ class MergeQueryBuilder:
         outer = [f"{q(MR)}.{q(c.name)} AS {q(c.name)}" for c in self.plan.target.columns]
         outer += [f"{q(MR)}.{q(OP)} AS {q(OP)}", f"{q(MR)}.{q(CASE)} AS {q(CASE)}", q(ROW_ID), q(UID), q(SEQ)]
         outer += [q(OLD_PREFIX + c) for c in self.plan.redistribution_columns]
+        outer += [f"{q(MR)}.{q(UNCHANGED)} AS {q(UNCHANGED)}"]
         rows = f"SELECT {', '.join(outer)} FROM ({inner}) AS `$rows` WHERE {q(MR)} IS NOT NULL"
+        if self.checks:
+            names = [q(c.name) for c in self.plan.target.columns] + [q(OP), q(CASE), q(ROW_ID), q(UID), q(SEQ)]
+            names += [q(OLD_PREFIX + c) for c in self.plan.redistribution_columns] + [q(UNCHANGED)]
+            rows = self._checked(rows, names)
         if not self.computed:
             return rows
         # the insert layout's computed columns, over each merge row's new values (appended to merge pages)
         extra = ", ".join(f"{sql} AS {q(name)}" for name, sql in self.computed)
         return f"SELECT *, {extra} FROM ({rows}) AS `$computed`"
+
+    def _checked(self, rows: str, columns: list[str]) -> str:
+        """``rows`` with every CHECK constraint evaluated on its INSERT and UPDATE rows (over their new values):
+        a FALSE result raises ``CONSTRAINT_VIOLATION`` (a NULL one passes, as in SQL). The guard is the value of
+        the operation column, which every later step reads, so Spark can neither prune it nor skip a row."""
+        whens = " ".join(
+            f"WHEN NOT ({sql}) THEN raise_error({_lit('[CONSTRAINT_VIOLATION] ' + message)})"
+            for message, sql in self.checks
+        )
+        op = q(OP)
+        guarded = (
+            f"CASE WHEN {op} IN ({MergeOperation.INSERT.value}, {MergeOperation.UPDATE.value}) "
+            f"THEN CASE {whens} ELSE {op} END ELSE {op} END AS {op}"
+        )
+        items = [guarded if c == op else c for c in columns]
+        return f"SELECT {', '.join(items)} FROM ({rows}) AS `$checked`"
 
     def probe_sql(self) -> tuple[str, list[tuple[int, int]]]:
         """A query whose output types are the raw values of every case (and whose analysis checks the ON

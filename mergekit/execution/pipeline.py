@@ -42,7 +42,7 @@ from mergekit.spi import (
     RowChangeParadigm,
 )
 
-from .layout import CASE, CHANGES, INSERT_FROM_UPDATE, MERGE_CASE, OLD_PREFIX, OP, ROW_ID, SEQ, UID
+from .layout import CASE, CHANGES, INSERT_FROM_UPDATE, MERGE_CASE, OLD_PREFIX, OP, ROW_ID, SEQ, UID, UNCHANGED
 from .merge_rows import q
 from .processors import ChangeOnlyUpdatedColumnsMergeProcessor, DeleteAndInsertMergeProcessor, RowChangeProcessor
 
@@ -164,6 +164,7 @@ class MergeWriter:
         page_columns = [*self.data_columns, OP, CASE, ROW_ID, *self.page_schema.names[len(self.data_columns) + 3 :]]
         sink = None
         counts: dict[tuple[int, int], int] = {}
+        unchanged = 0
         duplicates = DuplicateCheck() if self.check_duplicates else None
         try:
             for batch in batches:
@@ -174,6 +175,10 @@ class MergeWriter:
                 if duplicates is not None:
                     duplicates.add(batch)
                 _count(counts, batch.column(MERGE_CASE), batch.column(OP))
+                batch, same = _without_unchanged(batch)
+                unchanged += same
+                if not batch.num_rows:
+                    continue
                 if sink is None:
                     sink = self.provider.create_merge_sink(
                         session=self.session, merge_handle=self.merge_handle, sink_id=sink_id
@@ -189,13 +194,32 @@ class MergeWriter:
                 except Exception:  # the original failure matters more
                     pass
             raise
-        stats = {"counts": counts, "pid": os.getpid(), "sink_id": sink_id}
+        stats = {
+            "counts": counts,
+            "pid": os.getpid(),
+            "sink_id": sink_id,
+            "unchanged": unchanged,
+            "wrote": sink is not None,
+        }
         yield pa.record_batch(
             {
                 "fragments": pa.array([pickle.dumps(fragments)], pa.binary()),
                 "stats": pa.array([pickle.dumps(stats)], pa.binary()),
             }
         )
+
+
+def _without_unchanged(page: pa.RecordBatch) -> tuple[pa.RecordBatch, int]:
+    """No-op update elimination: the page without its UPDATE rows whose new values equal the old ones (both halves
+    of such an update after a DELETE_ROW_AND_INSERT_ROW processor), and how many updates those were. They were
+    counted and duplicate-checked already; a sink never sees them."""
+    if UNCHANGED not in page.schema.names:
+        return page, 0
+    same = pc.fill_null(page.column(UNCHANGED), False)
+    if not pc.any(same).as_py():
+        return page, 0
+    updates = pc.and_(same, pc.is_in(page.column(OP), value_set=pa.array([3, 4], pa.int8())))
+    return page.filter(pc.invert(same)), int(pc.sum(updates.cast(pa.int64())).as_py() or 0)
 
 
 def _count(counts: dict[tuple[int, int], int], cases: pa.Array, ops: pa.Array) -> None:
@@ -227,13 +251,15 @@ class DmlStats:
     deleted: int
     per_case: Mapping[int, Mapping[str, int]]
     writer_pids: tuple[int, ...]
-    sinks: int
+    sinks: int  # writer tasks that stored rows in a merge sink
+    unchanged: int = 0  # updates counted in ``updated`` whose new values equal the old: not written
 
     def metrics(self) -> dict[str, Any]:
         return {
             "inserted": self.inserted,
             "updated": self.updated,
             "deleted": self.deleted,
+            "unchanged": self.unchanged,
             "per_case": {k: dict(v) for k, v in sorted(self.per_case.items())},
             "sinks": self.sinks,
         }
@@ -251,7 +277,9 @@ def _processed_schema(rows: DataFrame, plan: MergePlan) -> T.StructType:
     ]
     computed = _computed_names(plan)
     out += [
-        f for f in rows.schema.fields if f.name in (UID, SEQ) or f.name.startswith(OLD_PREFIX) or f.name in computed
+        f
+        for f in rows.schema.fields
+        if f.name in (UID, SEQ, UNCHANGED) or f.name.startswith(OLD_PREFIX) or f.name in computed
     ]
     # the processor nulls some of these (the row id and uid of insert halves), whatever Spark inferred
     return T.StructType([T.StructField(f.name, f.dataType, True) for f in out])
@@ -321,16 +349,16 @@ def gather(collected: Sequence[Any]) -> tuple[list[Any], DmlStats]:
     fragments: list[Any] = []
     counts: dict[tuple[int, int], int] = {}
     pids: list[int] = []
-    sinks = 0
+    sinks = unchanged = 0
     for row in collected:
         fragments.extend(pickle.loads(row["fragments"]))
         stats = pickle.loads(row["stats"])
         pids.append(stats["pid"])
-        if stats["counts"]:
-            sinks += 1
+        sinks += bool(stats["wrote"])
+        unchanged += stats["unchanged"]
         for key, n in stats["counts"].items():
             counts[key] = counts.get(key, 0) + n
-    return fragments, _stats(counts, pids, sinks)
+    return fragments, attrs.evolve(_stats(counts, pids, sinks), unchanged=unchanged)
 
 
 _SKEW_JOIN = "spark.sql.adaptive.skewJoin.enabled"

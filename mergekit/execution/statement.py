@@ -15,7 +15,7 @@ physical strategy (``mergekit.planner.physical``) from Spark's estimates. ``EXPL
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -28,11 +28,25 @@ from pyspark.sql.pandas.types import to_arrow_type
 from mergekit import sql as msql
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.metadata import ResolvedTable
-from mergekit.planner import JoinKind, MergePlan, TargetTable, cost, plan_delete, plan_insert, plan_merge, plan_update
+from mergekit.planner import (
+    JoinKind,
+    MergePlan,
+    TargetTable,
+    apply_defaults,
+    check_violation,
+    cost,
+    insert_with_defaults,
+    plan_delete,
+    plan_insert,
+    plan_merge,
+    plan_update,
+    source_dedup,
+)
 from mergekit.planner.physical import IndexLookup, InsertFromSource, MergeStrategy, SparkJoin, TargetScan
 from mergekit.result import Result
 from mergekit.spi import (
     ColumnHandle,
+    ColumnMetadata,
     ConnectorMergeTableHandle,
     ConnectorResolvedIndex,
     ConnectorTableHandle,
@@ -45,6 +59,7 @@ from .arrow_eval import compile_lookup
 from .context import StatementContext
 from .errors import translate_error
 from .estimates import estimate_source_keys, source_key_values
+from .evolution import merge_added_columns
 from .lookup import KEY, arrow_join_type, binary_collation, run_lookup_merge
 from .merge_rows import MergeQueryBuilder, check_types, q
 from .pipeline import DmlStats, run_merge_pipeline
@@ -79,9 +94,16 @@ class PlannedDml:
     columns_by_name: Mapping[str, ColumnHandle]
     value_types: Any
     lookup: _LookupPrepared | None = None
+    # MERGE WITH SCHEMA EVOLUTION: the source's columns the statement adds to the target (the plan's target has
+    # them after its own; the target scan reads NULL in them; begin_merge_adding_columns commits them)
+    added_columns: tuple[ColumnMetadata, ...] = ()
 
     def explain(self) -> str:
-        return "\n".join([self.plan.explain(), *self.strategy.explain()])
+        lines = [self.plan.explain(), *self.strategy.explain()]
+        if self.added_columns:
+            added = ", ".join(f"{c.name} {c.type_name or sql_type_name(c.type)}" for c in self.added_columns)
+            lines.append(f"Schema evolution: adds {added} (committed with the rows)")
+        return "\n".join(lines)
 
 
 def _target(ctx: StatementContext, name: msql.QualifiedName, *, insert_only: bool) -> tuple[ResolvedTable, TargetTable]:
@@ -104,13 +126,16 @@ def _target(ctx: StatementContext, name: msql.QualifiedName, *, insert_only: boo
         paradigm=paradigm,
         insert_layout=meta.get_insert_layout(session=session, table_handle=table.handle),
         update_layout=meta.get_update_layout(session=session, table_handle=table.handle),
+        check_constraints=tuple(
+            (c.name, msql.parse_expression(c.expression)) for c in table.metadata.check_constraints
+        ),
     )
     return table, target
 
 
-def _logical_plan(st: msql.Statement, target: TargetTable) -> MergePlan:
+def _logical_plan(st: msql.Statement, target: TargetTable, source_columns: tuple[str, ...] | None) -> MergePlan:
     if isinstance(st, msql.Merge):
-        return plan_merge(st, target)
+        return plan_merge(st, target, source_columns)
     if isinstance(st, msql.Update):
         return plan_update(st, target)
     if isinstance(st, msql.Delete):
@@ -119,7 +144,44 @@ def _logical_plan(st: msql.Statement, target: TargetTable) -> MergePlan:
     return plan_insert(st, target)
 
 
-def _builder(ctx: StatementContext, plan: MergePlan, target_view: str) -> MergeQueryBuilder:
+def _insert_as_merge(ctx: StatementContext, st: msql.Insert) -> msql.Merge:
+    """``INSERT OVERWRITE`` and ``INSERT ... ON CONFLICT`` are the MERGEs of :mod:`mergekit.sql._upsert`, once the
+    table's columns (an omitted column list) and primary key are known."""
+    table, target = _target(ctx, st.target, insert_only=False)
+    st = insert_with_defaults(st, target)  # DEFAULT VALUES, DEFAULT in VALUES rows
+    columns = st.columns if st.columns is not None else target.column_names
+    if st.overwrite:
+        return msql.overwrite_as_merge(st, columns)
+    return msql.upsert_as_merge(st, columns, table.metadata.primary_key)
+
+
+def _check_unambiguous(ctx: StatementContext, st: msql.Delete, target: TargetTable) -> None:
+    """``DELETE ... USING``: an unqualified column of the condition must not name both a target column and a USING
+    column (PostgreSQL's rule; the EXISTS it runs as would silently read the USING one)."""
+    assert st.using is not None
+    using = {f.name.lower() for f in ctx.spark.sql(ctx.render(st.using)).schema.fields}
+    mine = {c.lower() for c in target.column_names}
+    for name in sorted(st.unqualified):
+        if name.lower() in using and name.lower() in mine:
+            raise MergekitError(ErrorCode.AMBIGUOUS_NAME, f'column reference "{name}" is ambiguous')
+
+
+def _source(ctx: StatementContext, relation: msql.Relation) -> tuple[str, list[T.StructField]]:
+    """A MERGE source as a Spark FROM item, and its columns (Spark analyses it; nothing runs)."""
+    ctx.bind(relation.table_refs())
+    source_from = relation.to_spark_from_item(tables=ctx.views, schema=ctx.schema)
+    probe = f"SELECT * FROM {source_from} AS `$probe`"
+    if relation.column_aliases:
+        probe += "(" + ", ".join(q(a) for a in relation.column_aliases) + ")"
+    return source_from, list(ctx.spark.sql(probe).schema.fields)
+
+
+def _builder(
+    ctx: StatementContext,
+    plan: MergePlan,
+    target_view: str,
+    source: tuple[str, list[T.StructField]] | None = None,
+) -> MergeQueryBuilder:
     """The Spark SQL of the merge rows (join, CASE) over ``target_view``; the source is analysed here."""
     column_types = {c.name: spark_type(c.type) for c in plan.target.columns}
     row_id_type = spark_type(plan.target.row_id.type)
@@ -141,13 +203,11 @@ def _builder(ctx: StatementContext, plan: MergePlan, target_view: str) -> MergeQ
     elif plan.source is not None:
         relation = plan.source
         assert isinstance(relation, msql.Relation)
-        ctx.bind(relation.table_refs())
-        source_from = relation.to_spark_from_item(tables=ctx.views, schema=schema)
-        probe = f"SELECT * FROM {source_from} AS `$probe`"
-        if relation.column_aliases:
-            probe += "(" + ", ".join(q(a) for a in relation.column_aliases) + ")"
-        fields = ctx.spark.sql(probe).schema.fields
+        source_from, fields = source if source is not None else _source(ctx, relation)
         schema[plan.source_alias or "$src"] = {f.name: trino_name(f.dataType) for f in fields}
+        for f in fields:  # a joined source: a.x is field x of the relation's struct column a
+            if f.name in relation.joined and isinstance(f.dataType, T.StructType):
+                schema[f.name] = {sub.name: trino_name(sub.dataType) for sub in f.dataType.fields}
     ctx.schema.update(schema)
 
     def render(expr: msql.Expression) -> str:
@@ -161,6 +221,11 @@ def _builder(ctx: StatementContext, plan: MergePlan, target_view: str) -> MergeQ
         columns_schema = {col.name: col.type_name or sql_type_name(col.type) for col in plan.target.columns}
         expr_sql = msql.parse_expression(c.expression).to_spark(tables={}, schema={"$rows": columns_schema})
         computed.append((c.name, f"CAST(({expr_sql}) AS {spark_sql_type(spark_type(c.type))})"))
+    checks: list[tuple[str, str]] = []
+    for name, expr in plan.check_constraints:
+        # over each INSERT and UPDATE merge row's new values, as the computed columns (see merge_rows_sql)
+        columns_schema = {col.name: col.type_name or sql_type_name(col.type) for col in plan.target.columns}
+        checks.append((check_violation(name, expr.sql), expr.to_spark(tables={}, schema={"$rows": columns_schema})))
     join_keys: tuple[tuple[str, str], ...] = ()
     key_columns: tuple[str | None, ...] = ()
     if plan.join in (JoinKind.RIGHT, JoinKind.FULL) and plan.on is not None and plan.source_alias:
@@ -169,6 +234,7 @@ def _builder(ctx: StatementContext, plan: MergePlan, target_view: str) -> MergeQ
         key_columns = tuple(_bare_column(a) for a, _ in pairs)
     return MergeQueryBuilder(
         computed=tuple(computed),
+        checks=tuple(checks),
         plan=plan,
         render=render,
         column_types=column_types,
@@ -191,7 +257,7 @@ def _strategy(
     if plan.join is JoinKind.SCAN:
         return TargetScan(), builder, None
     join = "FULL" if plan.join is JoinKind.FULL else "RIGHT"
-    if not (builder.join_keys and plan.join is JoinKind.RIGHT):
+    if not (builder.join_keys and plan.join is JoinKind.RIGHT) or plan.dedup is not None:
         return SparkJoin(join=join), builder, None
     estimate = estimate_source_keys(ctx.spark.sql(builder.join_keys_sql()))
     value_set_columns: frozenset[str] = frozenset()
@@ -214,6 +280,8 @@ def _strategy(
         key_column=builder.key_columns[0] if builder.key_columns else None,
     ):
         return spark_join, builder, None
+    if planned.added_columns:  # the index reads the table's columns, not the ones the statement adds
+        return attrs.evolve(spark_join, lookup_declined="the MERGE adds columns (schema evolution)"), builder, None
     prepared, declined = _prepare_lookup(ctx, planned, builder, table.handle)
     if prepared is None:
         return attrs.evolve(spark_join, lookup_declined=declined), builder, None
@@ -232,6 +300,8 @@ def _prepare_lookup(
     plan, table, columns = planned.plan, planned.table, planned.scan_columns
     if plan.target.insert_layout is not None or plan.target.update_layout is not None:
         return None, "writers must receive rows routed by the connector's layout"
+    if plan.check_constraints:
+        return None, "the table has CHECK constraints (evaluated by the Spark plan)"
     key_name = builder.key_columns[0]
     key_handle = next((c for c in columns if c.name == key_name), None)
     if key_handle is None:
@@ -271,13 +341,30 @@ def _prepare_lookup(
 
 def plan_dml(ctx: StatementContext, st: msql.Statement) -> PlannedDml:
     """Plan and analyse ``st`` against an empty stand-in for the target; choose its strategy. Nothing begins."""
+    if isinstance(st, msql.Insert) and (st.overwrite or st.on_conflict is not None):
+        st = _insert_as_merge(ctx, st)
     table, target = _target(ctx, st.target, insert_only=isinstance(st, msql.Insert))  # type: ignore[attr-defined]
-    plan = _logical_plan(st, target)
+    if isinstance(st, msql.Delete) and st.using is not None:
+        _check_unambiguous(ctx, st, target)
+    source = _source(ctx, st.source) if isinstance(st, msql.Merge) else None
+    added: tuple[ColumnMetadata, ...] = ()
+    if isinstance(st, msql.Merge) and st.schema_evolution and source is not None:
+        # MERGE WITH SCHEMA EVOLUTION: the target as it will be, with the source's new columns after its own
+        added = merge_added_columns(target.columns, source[1], st)
+        target = attrs.evolve(target, columns=(*target.columns, *added))
+    # the source's columns expand UPDATE SET * / INSERT * and tell target columns from source columns
+    if isinstance(st, msql.Insert):
+        st = insert_with_defaults(st, target)  # DEFAULT VALUES, DEFAULT in VALUES rows
+    plan = _logical_plan(st, target, tuple(f.name for f in source[1]) if source is not None else None)
+    plan = apply_defaults(plan)  # DEFAULT as a value; an INSERT's omitted columns take their defaults
+    if isinstance(st, msql.Merge) and plan.join in (JoinKind.RIGHT, JoinKind.FULL):
+        plan = attrs.evolve(plan, dedup=source_dedup(ctx.properties))  # SET SESSION merge_duplicate_source
     session = ctx.session(table.catalog)
     columns_by_name = table.connector.get_metadata().get_column_handles(session=session, table_handle=table.handle)
     scan_columns = _scan_columns(plan.target, columns_by_name)
     probe_view = _target_view(ctx, table, scan_columns, None) if plan.join is not JoinKind.SOURCE else ""
-    builder = _builder(ctx, plan, probe_view)
+    scan_columns = [c for c in scan_columns if c.name not in {a.name for a in added}]  # not in the table yet
+    builder = _builder(ctx, plan, probe_view, source)
     probe_sql, keys = builder.probe_sql()
     value_types = check_types(plan, builder, ctx.spark.sql(probe_sql).schema, keys)
     planned = PlannedDml(
@@ -289,6 +376,7 @@ def plan_dml(ctx: StatementContext, st: msql.Statement) -> PlannedDml:
         scan_columns=scan_columns,
         columns_by_name=columns_by_name,
         value_types=value_types,
+        added_columns=added,
     )
     planned.strategy, planned.builder, planned.lookup = _strategy(ctx, planned)
     return planned
@@ -314,9 +402,17 @@ def run_dml(ctx: StatementContext, st: msql.Statement) -> Result:
         n: [planned.columns_by_name.get(c) or ColumnHandle(name=c, type=plan.target.column(c).type) for c in cols]  # type: ignore[union-attr]
         for n, cols in plan.update_case_columns.items()
     }
-    merge_handle = metadata.begin_merge(
-        session=session, table_handle=table.handle, update_case_columns=update_case_columns
-    )
+    if planned.added_columns:  # MERGE WITH SCHEMA EVOLUTION: the columns are committed with the rows
+        merge_handle = metadata.begin_merge_adding_columns(
+            session=session,
+            table_handle=table.handle,
+            update_case_columns=update_case_columns,
+            added_columns=planned.added_columns,
+        )
+    else:
+        merge_handle = metadata.begin_merge(
+            session=session, table_handle=table.handle, update_case_columns=update_case_columns
+        )
     try:
         strategy, fragments, stats = _run_strategy(ctx, planned, merge_handle)
         metadata.finish_merge(session=session, merge_handle=merge_handle, fragments=fragments)
@@ -334,6 +430,8 @@ def run_dml(ctx: StatementContext, st: msql.Statement) -> Result:
     metrics["writer_pids"] = list(stats.writer_pids)
     metrics["scans"] = list(ctx.scans)
     metrics["strategy"] = strategy.name
+    if planned.added_columns:
+        metrics["added_columns"] = [c.name for c in planned.added_columns]
     return Result(statement=plan.statement, row_count=stats.row_count, metrics=metrics)
 
 
@@ -358,6 +456,7 @@ def _run_strategy(
             merge_handle.table_handle,
             _with_values(_target_constraint(planned.statement, plan), values),
             values,
+            added=planned.added_columns,
         )
         # The connector read only rows with the source's key values: the semi join would keep them all.
         scan = ctx.scans[-1]
@@ -421,16 +520,20 @@ def _target_view(
     handle: ConnectorTableHandle | None,
     constraint: Constraint | None = None,
     values: Mapping[str, frozenset[Any] | pa.Array] | None = None,
+    added: Sequence[ColumnMetadata] = (),
 ) -> str:
     """The target scan of ``columns`` (see :func:`_scan_columns`). With ``handle`` None, an empty stand-in
     with the right schema (enough for analysis, and nothing is read). ``values``: columns whose values
-    are known to lie in a set (dynamic pruning), filtered right at the scan so Spark can push them down."""
+    are known to lie in a set (dynamic pruning), filtered right at the scan so Spark can push them down.
+    ``added``: columns a MERGE WITH SCHEMA EVOLUTION adds, NULL in every target row."""
     if handle is None:
         schema = T.StructType([T.StructField(c.name, spark_type(c.type), True) for c in columns])
         return ctx.new_view(ctx.spark.createDataFrame([], schema), "target_probe")
     stats: dict[str, Any] = {"table": table.full_name, "target": True}
     df = scan_table(ctx.spark, table.connector, ctx.session(table.catalog), handle, columns, constraint, stats=stats)
     ctx.scans.append(stats)
+    for c in added:
+        df = df.withColumn(c.name, F.lit(None).cast(spark_type(c.type)))
     for column, vals in (values or {}).items():
         if isinstance(vals, frozenset) and len(vals) <= cost.KEY_VALUES_FILTER_MAX:
             # more: the semi join on the source's keys filters the rows

@@ -22,7 +22,21 @@ from mergekit.spi import (
     RowChangeParadigm,
     sql_type_name,
 )
-from mergekit.sql import Delete, Expression, Insert, Merge, MergeAction, MergeCaseKind, Query, Relation, Update
+from mergekit.sql import (
+    Delete,
+    Expression,
+    Insert,
+    Merge,
+    MergeAction,
+    MergeCase,
+    MergeCaseKind,
+    Query,
+    Relation,
+    Update,
+    parse_expression,
+)
+
+from .session import SourceDedup
 
 __all__ = [
     "JoinKind",
@@ -34,6 +48,9 @@ __all__ = [
     "plan_delete",
     "plan_insert",
     "not_null_violation",
+    "check_violation",
+    "apply_defaults",
+    "insert_with_defaults",
 ]
 
 
@@ -55,6 +72,13 @@ class TargetTable:
     paradigm: RowChangeParadigm
     insert_layout: ConnectorTableLayout | None = None
     update_layout: ConnectorTableLayout | None = None
+    # CHECK constraints (name, expression over the column names): every INSERT and UPDATE row must pass them
+    check_constraints: tuple[tuple[str, Expression], ...] = ()
+
+    def default(self, name: str) -> Expression | None:
+        """The column's DEFAULT expression (``ColumnMetadata.default``), or None when it has none."""
+        column = self.column(name)
+        return parse_expression(column.default) if column is not None and column.default is not None else None
 
     def column(self, name: str) -> ColumnMetadata | None:
         for c in self.columns:
@@ -74,7 +98,7 @@ class PlannedCase:
 
     number: int
     kind: MergeCaseKind
-    operation: MergeOperation
+    operation: MergeOperation | None  # None: DO NOTHING (the clause takes the row and produces no merge row)
     condition: Expression | None
     values: tuple[Expression | None, ...]
     set_columns: tuple[str, ...] = ()
@@ -101,6 +125,8 @@ class PlannedCase:
 
     def describe(self) -> str:
         head = f"{self.kind.value}{' AND ' + self.condition.sql if self.condition else ''}"
+        if self.operation is None:
+            return f"case {self.number}: {head} -> DO NOTHING (no merge row)"
         if self.operation is MergeOperation.DELETE:
             return f"case {self.number}: {head} -> DELETE (op {self.operation.value})"
         return f"case {self.number}: {head} -> {self.operation.name} (op {self.operation.value})"
@@ -118,6 +144,9 @@ class MergePlan:
     where: Expression | None = None
     cases: tuple[PlannedCase, ...]
     duplicate_check: bool = False
+    # merge_duplicate_source: of the source rows matching one target row only the first by this order meets the
+    # cases (mergekit.planner.session); None: several is MERGE_TARGET_ROW_MULTIPLE_MATCHES
+    dedup: SourceDedup | None = None
 
     @property
     def paradigm(self) -> RowChangeParadigm:
@@ -147,6 +176,12 @@ class MergePlan:
     def not_null_columns(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.target.columns if not c.nullable)
 
+    @property
+    def check_constraints(self) -> tuple[tuple[str, Expression], ...]:
+        """The CHECK constraints the statement's rows must pass: the target's, when a case inserts or updates."""
+        writes = any(c.operation in (MergeOperation.INSERT, MergeOperation.UPDATE) for c in self.cases)
+        return self.target.check_constraints if writes else ()
+
     def explain(self) -> str:
         t = self.target
         lines = [f"{self.statement} INTO {t.name} AS {self.target_alias}"]
@@ -164,10 +199,13 @@ class MergePlan:
         lines.append("  cases (first match wins; no match -> operation -1, dropped):")
         lines.extend(f"    {c.describe()}" for c in self.cases)
         checks = []
+        if self.dedup is not None:
+            lines.append(f"  source rows per matched target row: the first by {self.dedup.describe()}")
         if self.duplicate_check:
             checks.append("duplicate match (MERGE_TARGET_ROW_MULTIPLE_MATCHES) per target row")
         if self.not_null_columns:
             checks.append("NOT NULL " + ", ".join(self.not_null_columns))
+        checks.extend(f"CHECK {name} ({expr.sql})" for name, expr in self.check_constraints)
         lines.append(f"  checks: {'; '.join(checks) if checks else 'none'}")
         lines.append(f"  processor: {self.processor} (paradigm {self.paradigm.name})")
         il = t.insert_layout.partition_columns if t.insert_layout else None
@@ -185,6 +223,11 @@ class MergePlan:
 def not_null_violation(column: str) -> str:
     """The message of a NULL assigned to a NOT NULL column (Trino's wording), whichever evaluator finds it."""
     return f"NULL value not allowed for NOT NULL column: {column}"
+
+
+def check_violation(name: str, expression: str) -> str:
+    """The message of a row that fails a CHECK constraint: Trino's wording, plus the constraint's name."""
+    return f"Check constraint violation: ({expression}) (constraint {name})"
 
 
 def _column_not_found(message: str) -> MergekitError:
@@ -210,14 +253,35 @@ def _check_assignments(target: TargetTable, names: list[str], *, merge: bool) ->
         seen.add(name)
 
 
-def plan_merge(stmt: Merge, target: TargetTable) -> MergePlan:
+def plan_merge(stmt: Merge, target: TargetTable, source_columns: tuple[str, ...] | None = None) -> MergePlan:
+    """``source_columns``: the source's column names when known (the engine analyses the source first); they
+    expand ``UPDATE SET *`` / ``INSERT *`` and tell an unqualified target column from a source column."""
     alias = stmt.target_alias or stmt.target.name
     source_alias = stmt.source.alias or "source"
     if source_alias == alias:
         raise MergekitError(ErrorCode.AMBIGUOUS_NAME, f"Target and source have the same name: {alias}")
+    known = source_columns if source_columns is not None else stmt.source.column_aliases
     cases: list[PlannedCase] = []
     for number, case in enumerate(stmt.cases):
-        if case.action is MergeAction.DELETE:
+        if case.kind is MergeCaseKind.NOT_MATCHED:
+            _check_no_target_reference(case, alias, target, known)
+        if case.star and stmt.source.joined:
+            raise MergekitError(
+                ErrorCode.NOT_SUPPORTED, "UPDATE SET * and INSERT * with a joined MERGE source are not supported"
+            )
+        if case.star:
+            case = _expand_star(case, target, source_alias, source_columns, evolving=stmt.schema_evolution)
+        if case.action is MergeAction.NOTHING:
+            cases.append(
+                PlannedCase(
+                    number=number,
+                    kind=case.kind,
+                    operation=None,
+                    condition=case.condition,
+                    values=(None,) * len(target.columns),
+                )
+            )
+        elif case.action is MergeAction.DELETE:
             cases.append(
                 PlannedCase(
                     number=number,
@@ -263,11 +327,13 @@ def plan_merge(stmt: Merge, target: TargetTable) -> MergePlan:
     kinds = {c.kind for c in cases}
     if MergeCaseKind.NOT_MATCHED_BY_SOURCE in kinds:
         join = JoinKind.FULL
-    elif kinds == {MergeCaseKind.NOT_MATCHED} and not _references_target(stmt, alias, target):
-        join = JoinKind.ANTI
+    elif kinds == {MergeCaseKind.NOT_MATCHED}:
+        join = JoinKind.ANTI  # NOT MATCHED clauses never read the target (checked above)
     else:
         join = JoinKind.RIGHT
-    changes_matched = any(c.kind is MergeCaseKind.MATCHED and c.operation is not MergeOperation.INSERT for c in cases)
+    changes_matched = any(
+        c.kind is MergeCaseKind.MATCHED and c.operation in (MergeOperation.UPDATE, MergeOperation.DELETE) for c in cases
+    )
     return MergePlan(
         statement="MERGE",
         target=target,
@@ -281,18 +347,56 @@ def plan_merge(stmt: Merge, target: TargetTable) -> MergePlan:
     )
 
 
-def _references_target(stmt: Merge, alias: str, target: TargetTable) -> bool:
-    """Whether any INSERT case reads target columns (NULL under the right join; absent under an anti join)."""
-    source_columns = set(stmt.source.column_aliases)
-    for case in stmt.cases:
-        exprs = list(case.insert_values) + ([case.condition] if case.condition else [])
-        for e in exprs:
-            for qualifier, name in e.column_refs():
-                if qualifier == alias:
-                    return True
-                if qualifier is None and target.column(name) is not None and name not in source_columns:
-                    return True
-    return False
+def _expand_star(
+    case: MergeCase,
+    target: TargetTable,
+    source_alias: str,
+    source_columns: tuple[str, ...] | None,
+    *,
+    evolving: bool = False,
+) -> MergeCase:
+    """``UPDATE SET *`` / ``INSERT *`` (Spark, Delta): every target column from the source column of the same name
+    (names compare case-insensitively); a target column the source lacks is an error, source columns the target
+    lacks are not used. ``MERGE WITH SCHEMA EVOLUTION`` (``evolving``; the target already has the source's new
+    columns): a target column the source lacks is left out, so UPDATE keeps it and INSERT writes NULL (Delta)."""
+    if source_columns is None:
+        raise MergekitError(ErrorCode.NOT_SUPPORTED, "UPDATE SET * and INSERT * need the source's columns")
+    by_lower = {c.lower(): c for c in source_columns}
+    what = "UPDATE SET *" if case.action is MergeAction.UPDATE else "INSERT *"
+    pairs = []
+    for column in target.column_names:
+        found = by_lower.get(column.lower())
+        if found is None and evolving:
+            continue
+        if found is None:
+            raise _column_not_found(
+                f"{what}: the MERGE source has no column named {column} (the source's columns: "
+                f"{', '.join(source_columns)})"
+            )
+        pairs.append((column, Expression.column(source_alias, found)))
+    if case.action is MergeAction.UPDATE:
+        return attrs.evolve(case, star=False, assignments=tuple(pairs))
+    return attrs.evolve(
+        case, star=False, insert_columns=tuple(c for c, _ in pairs), insert_values=tuple(v for _, v in pairs)
+    )
+
+
+def _check_no_target_reference(
+    case: MergeCase, alias: str, target: TargetTable, source_columns: tuple[str, ...]
+) -> None:
+    """A WHEN NOT MATCHED clause has no target row: reading one of its columns is an error (PostgreSQL, Spark,
+    DuckDB), not a silent NULL."""
+    exprs = list(case.insert_values) + ([case.condition] if case.condition else [])
+    sources = {c.lower() for c in source_columns}
+    for e in exprs:
+        for qualifier, name in e.column_refs():
+            unqualified_target = qualifier is None and target.column(name) is not None and name.lower() not in sources
+            if qualifier == alias or unqualified_target:
+                raise MergekitError(
+                    ErrorCode.COLUMN_NOT_FOUND,
+                    f'invalid reference to FROM-clause entry for table "{alias}": column {name} of the target '
+                    "cannot be referenced in a WHEN NOT MATCHED clause (there is no target row)",
+                )
 
 
 def plan_update(stmt: Update, target: TargetTable) -> MergePlan:
@@ -365,3 +469,48 @@ def plan_insert(stmt: Insert, target: TargetTable) -> MergePlan:
         source_alias="$source",
         cases=(case,),
     )
+
+
+# ---- column defaults -------------------------------------------------------------------------------------
+
+
+def insert_with_defaults(stmt: Insert, target: TargetTable) -> Insert:
+    """An INSERT with its defaults in its source: ``DEFAULT VALUES`` becomes one row of every column's default
+    (NULL where there is none) and ``DEFAULT`` in a VALUES row the default of the column at its position. Columns
+    the INSERT omits are filled by :func:`apply_defaults`."""
+    if stmt.default_values:
+        columns = target.column_names
+        return attrs.evolve(
+            stmt,
+            columns=columns,
+            source=Query.values_row(tuple(target.default(c) for c in columns)),
+            default_values=False,
+        )
+    columns = stmt.columns if stmt.columns is not None else target.column_names
+    defaults = tuple(target.default(c) if target.column(c) is not None else None for c in columns)
+    return attrs.evolve(stmt, source=stmt.source.with_defaults(defaults))
+
+
+def apply_defaults(plan: MergePlan) -> MergePlan:
+    """Column defaults in the cases: a value written ``DEFAULT`` (UPDATE SET, MERGE UPDATE SET / INSERT VALUES)
+    becomes the column's default expression (NULL where it has none), and a column an INSERT case omits takes
+    its default instead of NULL (for an INSERT statement, the columns its source does not provide)."""
+    null = parse_expression("NULL")
+    cases = []
+    for case in plan.cases:
+        if case.operation not in (MergeOperation.INSERT, MergeOperation.UPDATE):
+            cases.append(case)
+            continue
+        values: list[Expression | None] = []
+        for column, value in zip(plan.target.column_names, case.values, strict=True):
+            if value is not None:
+                value.refuse_nested_default()  # DEFAULT || 'x': a SYNTAX_ERROR, not a column named default
+            if value is not None and value.is_default:
+                default = plan.target.default(column)
+                # NULL: an UPDATE's None would keep the old value; an INSERT's None is NULL
+                value = default if default is not None else (null if case.operation is MergeOperation.UPDATE else None)
+            elif value is None and case.operation is MergeOperation.INSERT and column not in case.set_columns:
+                value = plan.target.default(column)
+            values.append(value)
+        cases.append(attrs.evolve(case, values=tuple(values)))
+    return attrs.evolve(plan, cases=tuple(cases))

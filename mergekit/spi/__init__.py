@@ -38,8 +38,13 @@ read-only catalog
     ``get_table_metadata`` (the three abstract methods); ``ConnectorSplitManager.get_splits``;
     ``ConnectorPageSourceProvider.create_page_source`` and its ``ConnectorPageSource``.
 DDL
-    ``create_table`` / ``drop_table`` (and ``add_column``, ``drop_column``, ``truncate_table``,
-    ``create_schema`` as supported); table properties through ``Connector.get_table_properties``.
+    ``create_table`` / ``drop_table`` (and ``add_column``, ``drop_column``, ``rename_column``,
+    ``set_column_type``, ``truncate_table``, ``create_schema`` as supported); table properties through
+    ``Connector.get_table_properties``.
+    ``CHECK`` constraints and column ``DEFAULT`` values are enforced and evaluated by the engine: the
+    connector stores what ``create_table`` receives (``ConnectorTableMetadata.check_constraints``,
+    ``ColumnMetadata.default``) and, for ``ALTER TABLE``, implements ``add_check_constraint``,
+    ``drop_check_constraint`` and ``set_column_default``.
 append-only (INSERT, CREATE TABLE AS)
     ``begin_merge`` / ``finish_merge`` / ``abort_merge``, ``Connector.get_page_sink_provider`` and a
     ``ConnectorMergeSink`` that writes the INSERT rows of each page. Leave ``get_row_change_paradigm`` and
@@ -48,6 +53,7 @@ append-only (INSERT, CREATE TABLE AS)
 row changes (UPDATE, DELETE, MERGE)
     additionally ``get_row_change_paradigm`` and ``get_merge_row_id_column_handle`` (the scan must produce
     the row id column), and sinks that handle every operation of :class:`MergeOperation`.
+    ``begin_merge_adding_columns`` adds ``MERGE WITH SCHEMA EVOLUTION``: new columns committed with the rows.
 faster
     ``get_native_scan``, ``get_value_set_columns``, ``resolve_index`` with ``Connector.get_index_provider``,
     ``get_insert_layout`` / ``get_update_layout`` to route rows to writers.
@@ -109,6 +115,7 @@ from ._connector import Connector, ConnectorContext, ConnectorFactory, Procedure
 from ._metadata import (
     ADD_COLUMN_MESSAGE,
     CHANGE_FEED_MESSAGE,
+    CHECK_CONSTRAINT_MESSAGE,
     CREATE_SCHEMA_MESSAGE,
     CREATE_TABLE_MESSAGE,
     DROP_COLUMN_MESSAGE,
@@ -117,6 +124,10 @@ from ._metadata import (
     MERGE_TABLE_MESSAGE,
     MODIFYING_ROWS_MESSAGE,
     MULTI_TABLE_COMMIT_MESSAGE,
+    RENAME_COLUMN_MESSAGE,
+    SCHEMA_EVOLUTION_MESSAGE,
+    SET_COLUMN_TYPE_MESSAGE,
+    SET_DEFAULT_MESSAGE,
     TIME_TRAVEL_MESSAGE,
     TRUNCATE_MESSAGE,
     ConnectorMetadata,
@@ -125,6 +136,7 @@ from ._metadata import (
 
 # Values that cross the boundary between driver and executors (frozen attrs, picklable).
 from ._model import (
+    CheckConstraint,
     ColumnHandle,
     ColumnMetadata,
     ComputedColumn,
@@ -201,17 +213,23 @@ __all__ = [
     "MergeFragment",
     "ADD_COLUMN_MESSAGE",
     "CHANGE_FEED_MESSAGE",
+    "CHECK_CONSTRAINT_MESSAGE",
     "CREATE_SCHEMA_MESSAGE",
     "CREATE_TABLE_MESSAGE",
     "DROP_COLUMN_MESSAGE",
+    "RENAME_COLUMN_MESSAGE",
+    "SCHEMA_EVOLUTION_MESSAGE",
+    "SET_COLUMN_TYPE_MESSAGE",
     "DROP_TABLE_MESSAGE",
     "HISTORY_MESSAGE",
     "MERGE_TABLE_MESSAGE",
     "MODIFYING_ROWS_MESSAGE",
     "MULTI_TABLE_COMMIT_MESSAGE",
+    "SET_DEFAULT_MESSAGE",
     "TIME_TRAVEL_MESSAGE",
     "TRUNCATE_MESSAGE",
     # ---- values that cross the boundary: frozen attrs, picklable ----
+    "CheckConstraint",
     "ColumnHandle",
     "ColumnMetadata",
     "ComputedColumn",

@@ -13,6 +13,9 @@ Groups of optional methods, and what a connector gets by overriding them:
 
 * DDL (``create_table``, ``drop_table``, ``add_column``, ``drop_column``, ``truncate_table``,
   ``create_schema``): the matching statements; ``CREATE TABLE AS`` needs ``create_table`` plus the write path.
+* Constraints and defaults (``add_check_constraint``, ``drop_check_constraint``, ``set_column_default``): the
+  ``ALTER TABLE`` forms of ``CHECK`` and ``DEFAULT``. The engine enforces and evaluates both; the connector
+  stores them (also those ``create_table`` receives) and returns them from ``get_table_metadata``.
 * The write path (``begin_merge`` / ``finish_merge`` / ``abort_merge`` plus
   ``Connector.get_page_sink_provider``): ``INSERT`` and ``CREATE TABLE AS``. Adding
   ``get_row_change_paradigm`` and ``get_merge_row_id_column_handle``: ``MERGE``, ``UPDATE`` and ``DELETE``.
@@ -33,9 +36,12 @@ import abc
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias
 
+import pyarrow as pa
+
 from mergekit.errors import ErrorCode, MergekitError
 
 from ._model import (
+    CheckConstraint,
     ColumnHandle,
     ColumnMetadata,
     ConnectorMergeTableHandle,
@@ -65,6 +71,11 @@ __all__ = [
     "DROP_COLUMN_MESSAGE",
     "MULTI_TABLE_COMMIT_MESSAGE",
     "HISTORY_MESSAGE",
+    "CHECK_CONSTRAINT_MESSAGE",
+    "SET_DEFAULT_MESSAGE",
+    "RENAME_COLUMN_MESSAGE",
+    "SET_COLUMN_TYPE_MESSAGE",
+    "SCHEMA_EVOLUTION_MESSAGE",
     "MergeFragment",
 ]
 
@@ -83,6 +94,11 @@ MERGE_TABLE_MESSAGE = "This connector does not support merge tables"
 DROP_COLUMN_MESSAGE = "This connector does not support dropping columns"
 HISTORY_MESSAGE = "This connector does not support table history"
 MULTI_TABLE_COMMIT_MESSAGE = "This connector does not support committing several tables atomically"
+CHECK_CONSTRAINT_MESSAGE = "This connector does not support check constraints"
+SET_DEFAULT_MESSAGE = "This connector does not support setting default values"
+RENAME_COLUMN_MESSAGE = "This connector does not support renaming columns"
+SET_COLUMN_TYPE_MESSAGE = "This connector does not support setting column types"
+SCHEMA_EVOLUTION_MESSAGE = "This connector does not support adding columns in MERGE (schema evolution)"
 
 MergeFragment: TypeAlias = Any
 """One fragment a merge sink's ``finish()`` returned: opaque to the engine, which only pickles it back from the
@@ -222,6 +238,45 @@ class ConnectorMetadata(abc.ABC):
         """
         raise _not_supported(HISTORY_MESSAGE)
 
+    # ---- CHECK constraints and column defaults -----------------------------------------------------------
+
+    def add_check_constraint(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, constraint: CheckConstraint
+    ) -> None:
+        """``ALTER TABLE ... ADD CONSTRAINT name CHECK (expression)``, once on the driver.
+
+        Before calling it the engine has checked the expression (it resolves against the table's columns and is
+        boolean), refused a name the table already uses (``INVALID_ARGUMENTS``) and scanned the rows of
+        ``table_handle`` (a Spark job): a row for which the expression is FALSE fails the statement with
+        ``CONSTRAINT_VIOLATION`` and this is never called. The connector records the constraint, after the
+        table's existing ones, so that ``get_table_metadata`` returns it from now on. A connector that versions
+        raises ``TRANSACTION_CONFLICT`` when the table changed after the snapshot of ``table_handle`` (rows the
+        engine did not check), and makes a write that began before the constraint fail at its commit.
+        Default: NOT_SUPPORTED (``CHECK_CONSTRAINT_MESSAGE``)."""
+        raise _not_supported(CHECK_CONSTRAINT_MESSAGE)
+
+    def drop_check_constraint(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, name: str
+    ) -> None:
+        """``ALTER TABLE ... DROP CONSTRAINT [IF EXISTS] name``, once on the driver, after the engine found a
+        CHECK constraint of that name in the table's metadata (a missing one is ``INVALID_ARGUMENTS``, or
+        nothing under ``IF EXISTS``). The connector forgets it: later writes are no longer checked by it. A
+        connector may refuse, with its own code, a constraint it cannot drop (one a merge table imposes on its
+        children). Default: NOT_SUPPORTED (``CHECK_CONSTRAINT_MESSAGE``)."""
+        raise _not_supported(CHECK_CONSTRAINT_MESSAGE)
+
+    def set_column_default(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, column: str, default: str | None
+    ) -> None:
+        """``ALTER TABLE ... ALTER COLUMN column SET DEFAULT expression`` (``default``: the expression as SQL
+        text, already checked by the engine against the column's type) or ``... DROP DEFAULT`` (``default``
+        None), once on the driver, after the engine checked that the column exists (``COLUMN_NOT_FOUND``).
+
+        Existing rows keep their values; the connector records the text on the column so that
+        :attr:`ColumnMetadata.default` of ``get_table_metadata`` returns it. Trino's ``setDefaultValue`` and
+        ``dropDefaultValue`` in one method. Default: NOT_SUPPORTED (``SET_DEFAULT_MESSAGE``)."""
+        raise _not_supported(SET_DEFAULT_MESSAGE)
+
     # ---- merge tables (seed 004; value classes in _partitioning.py) --------------------------------------
 
     def create_merge_table(
@@ -281,8 +336,47 @@ class ConnectorMetadata(abc.ABC):
 
         Called once on the driver after the engine checked that the column exists (``COLUMN_NOT_FOUND``
         otherwise). A connector refuses, with its own code, a column it cannot drop (a key or partition
-        column)."""
+        column). Rows already stored keep the dropped values in their files, but no read returns them again,
+        and a column added later under the same name starts empty (it must not show the dropped values)."""
         raise _not_supported(DROP_COLUMN_MESSAGE)
+
+    # ---- schema evolution: renaming and widening columns (Trino's renameColumn, setColumnType) -------------
+
+    def rename_column(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, source: str, target: str
+    ) -> None:
+        """``ALTER TABLE t RENAME COLUMN source TO target``, once on the driver.
+
+        The engine has checked that ``source`` is a visible column of the table (``COLUMN_NOT_FOUND``) and that
+        no column is named ``target`` (``DUPLICATE_COLUMN_NAME``). The data stays where it is: files written
+        before the rename must read under the new name (map names to column ids or to physical names, as
+        Iceberg and Delta's column mapping do), and a column added later under the old name must not read the
+        renamed column's values. A connector that versions keeps the old name for reads of earlier versions
+        (time travel). Refuse, with its own code, a column it cannot rename (a partition column whose scheme
+        names it, a key it cannot remap). Default: NOT_SUPPORTED (``RENAME_COLUMN_MESSAGE``)."""
+        raise _not_supported(RENAME_COLUMN_MESSAGE)
+
+    def set_column_type(
+        self,
+        *,
+        session: ConnectorSession,
+        table_handle: ConnectorTableHandle,
+        column: str,
+        type: pa.DataType,
+        type_name: str,
+    ) -> None:
+        """``ALTER TABLE t ALTER COLUMN column SET DATA TYPE type``, once on the driver.
+
+        ``type`` is the new Arrow type and ``type_name`` the SQL type as written (``bigint``, ``varchar(20)``).
+        The engine calls this only for a widening every stored value survives unchanged (it refuses anything
+        else with ``NOT_SUPPORTED`` first): a wider integer (``tinyint`` < ``smallint`` < ``integer`` <
+        ``bigint``), ``real`` to ``double``, ``decimal(p, s)`` to ``decimal(p2, s)`` with ``p2 >= p``, a
+        ``varchar(n)`` to a longer or unbounded ``varchar``; never a change of the same type (nothing to do).
+        Files written before the change keep their old type: reads cast them to the new one (Spark's Parquet
+        reader widens those types itself). A connector that versions keeps the old type for reads of earlier
+        versions. Refuse, with its own code, a change its storage cannot read back.
+        Default: NOT_SUPPORTED (``SET_COLUMN_TYPE_MESSAGE``)."""
+        raise _not_supported(SET_COLUMN_TYPE_MESSAGE)
 
     # ---- reads ------------------------------------------------------------------------------------------
 
@@ -388,6 +482,31 @@ class ConnectorMetadata(abc.ABC):
         ``table_handle`` is the one the target scan reads: pin it to a snapshot to detect conflicts at commit.
         Default: NOT_SUPPORTED (``MODIFYING_ROWS_MESSAGE``)."""
         raise _not_supported(MODIFYING_ROWS_MESSAGE)
+
+    def begin_merge_adding_columns(
+        self,
+        *,
+        session: ConnectorSession,
+        table_handle: ConnectorTableHandle,
+        update_case_columns: Mapping[int, Sequence[ColumnHandle]],
+        added_columns: Sequence[ColumnMetadata],
+    ) -> ConnectorMergeTableHandle:
+        """``MERGE WITH SCHEMA EVOLUTION`` (Delta, Spark 4): :meth:`begin_merge` for a MERGE whose commit also
+        adds ``added_columns`` to the table, atomically with its rows.
+
+        Called once on the driver instead of :meth:`begin_merge`, and only when the statement adds at least one
+        column (a ``MERGE WITH SCHEMA EVOLUTION`` whose source brings no new column begins with
+        :meth:`begin_merge`). ``added_columns`` are new nullable columns (name, Arrow type, SQL type name) the
+        source has and the table lacks, in the source's order, none named like a column of the table; they go
+        after the table's columns. ``update_case_columns`` may name them (handles built from their name and
+        type). From here on the statement's merge pages carry the table's visible columns followed by
+        ``added_columns`` (target rows read NULL in them), so the handle returned must tell the sinks that
+        layout. :meth:`finish_merge` commits the columns and the rows in one commit, even when no row changed
+        (the statement still adds the columns); :meth:`abort_merge`, after any failure, leaves the table
+        without them. Until that commit no reader sees the columns, and a read of an earlier version (time
+        travel) never does. Default: NOT_SUPPORTED (``SCHEMA_EVOLUTION_MESSAGE``): the statement fails before
+        any sink runs and changes nothing."""
+        raise _not_supported(SCHEMA_EVOLUTION_MESSAGE)
 
     def finish_merge(
         self,

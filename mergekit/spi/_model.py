@@ -8,7 +8,8 @@ Who builds what:
 
 * the engine builds :class:`SchemaTableName` (from the statement's resolved names), :class:`ConnectorSession`
   (one per statement and catalog), :class:`ColumnMetadata` and :class:`ConnectorTableMetadata` for
-  ``CREATE TABLE`` and ``ALTER TABLE ... ADD COLUMN``, and :class:`TableVersion` for time travel;
+  ``CREATE TABLE`` and ``ALTER TABLE ... ADD COLUMN``, :class:`CheckConstraint` for ``CHECK`` in ``CREATE
+  TABLE`` and ``ALTER TABLE ... ADD CONSTRAINT``, and :class:`TableVersion` for time travel;
 * the connector builds its subclasses of :class:`ConnectorTableHandle` and :class:`ConnectorMergeTableHandle`,
   its :class:`ColumnHandle` values, :class:`ConnectorTableLayout` (with :class:`ComputedColumn` values),
   :class:`TableCommit` for ``DESCRIBE HISTORY``, and chooses a :class:`RowChangeParadigm`.
@@ -32,6 +33,7 @@ import pyarrow as pa
 __all__ = [
     "SchemaTableName",
     "ColumnMetadata",
+    "CheckConstraint",
     "ConnectorTableMetadata",
     "ConnectorTableHandle",
     "ColumnHandle",
@@ -97,6 +99,13 @@ class ColumnMetadata:
     connector returns them from ``get_table_metadata``. ``nullable`` False is a ``NOT NULL`` constraint the
     engine enforces on every INSERT and UPDATE before a merge sink sees the row (the statement then fails with
     ``CONSTRAINT_VIOLATION``); the connector only has to remember it. ``comment`` is shown by ``DESCRIBE``.
+
+    ``default`` is the column's ``DEFAULT`` expression as SQL text in mergekit's dialect (Trino's
+    ``ColumnMetadata.defaultValue``), or None when it has none (an omitted value is then NULL). The engine
+    checks the expression when a statement declares it (a constant-ish expression: literals, arithmetic,
+    ``current_date``; no column or subquery; of a type the column takes) and evaluates it itself for every
+    INSERT that omits the column and every ``DEFAULT`` written as a value, so the connector only stores the
+    text and returns it unchanged from ``get_table_metadata``.
     """
 
     name: str
@@ -105,6 +114,30 @@ class ColumnMetadata:
     hidden: bool = False
     comment: str | None = None
     type_name: str | None = None
+    default: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class CheckConstraint:
+    """A ``CHECK`` constraint of a table (Trino's ``ConnectorTableMetadata.checkConstraints``, with a name).
+
+    ``expression`` is SQL text in mergekit's dialect over the table's visible column names (unqualified), of
+    type boolean; ``name`` is unique within the table (the statement's ``CONSTRAINT name``, or one the engine
+    generates PostgreSQL's way: ``<table>_<column>_check``).
+
+    The engine enforces it, not the connector: every row an INSERT, UPDATE or MERGE produces must make the
+    expression TRUE or NULL (NULL passes, as in SQL), else the statement fails with ``CONSTRAINT_VIOLATION``
+    (``Check constraint violation: (<expression>)``, naming the constraint) before anything is committed. The
+    connector stores the constraints it receives in ``create_table`` or ``add_check_constraint`` and returns
+    them, in order, from ``get_table_metadata``.
+    """
+
+    name: str
+    expression: str
+
+
+def _checks(values: Iterable[CheckConstraint]) -> tuple[CheckConstraint, ...]:
+    return tuple(values)
 
 
 @attrs.frozen(kw_only=True)
@@ -118,6 +151,11 @@ class ConnectorTableMetadata:
 
     ``columns`` are in table order, hidden ones included; the engine shows the visible ones in ``DESCRIBE``
     and ``SELECT *`` in that order. ``properties`` takes no part in equality or hashing (values may be lists).
+
+    ``check_constraints`` are the table's :class:`CheckConstraint` values, in declaration order: in
+    ``create_table`` the ones the statement declares (a connector that cannot store them raises
+    ``NOT_SUPPORTED`` with ``CHECK_CONSTRAINT_MESSAGE``; one that ignores them is caught by the engine, which
+    reads the table back, drops it and refuses the statement), from ``get_table_metadata`` the ones it stored.
     """
 
     table: SchemaTableName
@@ -125,6 +163,7 @@ class ConnectorTableMetadata:
     primary_key: tuple[str, ...] = attrs.field(default=(), converter=_names)
     properties: Mapping[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping, eq=False, hash=False)
     comment: str | None = None
+    check_constraints: tuple[CheckConstraint, ...] = attrs.field(default=(), converter=_checks)
 
     @property
     def visible_columns(self) -> tuple[ColumnMetadata, ...]:

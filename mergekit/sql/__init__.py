@@ -8,10 +8,16 @@ from ._lower import Apply, Const, Lowered, Ref
 from ._mergetable import cast_query, equi_join_keys, predicate_constraints, scan_constraints
 from ._model import (
     AlterTableAddColumn,
+    AlterTableAddConstraint,
     AlterTableDropColumn,
+    AlterTableDropConstraint,
     AlterTableDropPartition,
+    AlterTableRenameColumn,
+    AlterTableSetColumnType,
+    AlterTableSetDefault,
     AlterTableSetPartition,
     Call,
+    CheckDefinition,
     ColumnDefinition,
     CreateFunction,
     CreateMergeTable,
@@ -28,23 +34,41 @@ from ._model import (
     MergeAction,
     MergeCase,
     MergeCaseKind,
+    OnConflict,
     PartitionBy,
     PartitionClause,
     QualifiedName,
     Query,
     Relation,
+    ResetSession,
+    SetSession,
+    ShowCreateTable,
     ShowSchemas,
+    ShowSession,
     ShowTables,
     Statement,
     TableRef,
     Truncate,
     Update,
 )
-from ._parse import parse_expression, parse_statement, split_statements
+from ._parse import parse_expression, parse_order_by, parse_statement, split_statements
 from ._patterns import like_matches
 from ._render import spark_type_sql
+from ._upsert import overwrite_as_merge, upsert_as_merge
 
 __all__ = [
+    "ResetSession",
+    "SetSession",
+    "ShowSession",
+    "parse_order_by",
+    "overwrite_as_merge",
+    "upsert_as_merge",
+    "OnConflict",
+    "AlterTableAddConstraint",
+    "AlterTableDropConstraint",
+    "AlterTableSetDefault",
+    "CheckDefinition",
+    "ShowCreateTable",
     "like_matches",
     "Apply",
     "Const",
@@ -54,6 +78,8 @@ __all__ = [
     "CreateFunction",
     "register_function",
     "AlterTableDropColumn",
+    "AlterTableRenameColumn",
+    "AlterTableSetColumnType",
     "AlterTableDropPartition",
     "AlterTableSetPartition",
     "CreateMergeTable",

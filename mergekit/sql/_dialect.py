@@ -4,13 +4,58 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlglot import exp
 from sqlglot.dialects.trino import Trino
+from sqlglot.tokens import TokenType
+
+# Trino functions kept as written (``exp.Anonymous``): sqlglot's own nodes for them rewrite their arguments
+# (MySQL and Joda format strings into strftime, JSON paths into its own tree), which loses what Trino's semantics
+# depend on. The Spark translation (``_spark_handlers_*``) reads them by name.
+_AS_WRITTEN = (
+    "DATE_FORMAT", "DATE_PARSE", "FORMAT_DATETIME", "PARSE_DATETIME", "JSON_EXTRACT_SCALAR", "JSON_EXTRACT",
+    "JSON_ARRAY_CONTAINS", "JSON_ARRAY_GET", "JSON_ARRAY_LENGTH", "JSON_SIZE", "JSON_FORMAT", "JSON_PARSE",
+)  # fmt: skip
+
+
+def _as_written(name: str) -> Any:
+    return lambda args: exp.Anonymous(this=name.lower(), expressions=args)
 
 
 class Mergekit(Trino):
-    """Trino SQL as mergekit reads it. Extensions (merge-table DDL, STREAM) are added here."""
+    """Trino SQL as mergekit reads it. Extensions (merge-table DDL, STREAM) are added here.
+
+    Every function call sqlglot models keeps the name it was written with in ``meta["trino_name"]``
+    (``log10`` and ``log(10, x)`` are the same node otherwise): the function catalogue
+    (``_function_catalog``) allows functions by that name."""
+
+    ORIGINAL_NAME_META_KEY = "trino_name"
 
     class Parser(Trino.Parser):
+        def _parse_merge_using_joins(self) -> Any:
+            # ISO and Trino allow a joined table as the MERGE source (USING a JOIN b ON ... ON t.k = a.k); sqlglot
+            # reads only a table there. The joins are kept on the USING table node.
+            self._match(TokenType.INTO)
+            target = self._parse_table()
+            if target and self._match(TokenType.ALIAS, advance=False):
+                target.set("alias", self._parse_table_alias())
+            self._match(TokenType.USING)
+            using = self._parse_table()
+            joins = list(self._parse_joins())
+            if joins and using is not None:
+                using.set("joins", joins)
+            return self.expression(
+                exp.Merge(
+                    this=target,
+                    using=using,
+                    on=self._match(TokenType.ON) and self._parse_disjunction(),
+                    using_cond=self._match(TokenType.USING) and self._parse_using_identifiers(),
+                    whens=self._parse_when_matched(),
+                    returning=self._parse_returning(),
+                )
+            )
+
+        FUNCTIONS = {**Trino.Parser.FUNCTIONS, **{name: _as_written(name) for name in _AS_WRITTEN}}
+
         def _parse_wrapped_properties(self) -> Any:
             # Marks the properties written as ``WITH (name = value, ...)``: the same typed nodes also come from
             # Hive's clauses (``LOCATION '...'``, ``PARTITIONED BY (...)``), which mergekit refuses by name.
@@ -19,6 +64,15 @@ class Mergekit(Trino):
                 for p in prop if isinstance(prop, list) else [prop]:
                     p.meta["with_clause"] = True
             return properties
+
+        def _parse_merge(self) -> exp.Merge:
+            # ``MERGE WITH SCHEMA EVOLUTION INTO ...`` (Spark 4, Delta): kept in the node's ``schema_evolution``
+            # argument, which the converter takes (an argument no converter takes is refused, never dropped).
+            evolve = self._match_text_seq("WITH", "SCHEMA", "EVOLUTION")
+            merge = self._parse_merge_using_joins()
+            if evolve:
+                merge.set("schema_evolution", True)
+            return merge
 
 
 DIALECT = Mergekit

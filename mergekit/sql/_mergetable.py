@@ -187,6 +187,7 @@ def _create_merge_table(text: str) -> CreateMergeTable:
         primary_key=table.primary_key,
         if_not_exists=table.if_not_exists,
         partition_by=partition_by,
+        check_constraints=table.check_constraints,
     )
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from . import _lower, _render
+from . import _defaults, _lower, _render
 from ._names import QualifiedName, TableRef
 
 if TYPE_CHECKING:
@@ -54,6 +54,13 @@ __all__ = [
     "AlterTableSetPartition",
     "AlterTableDropPartition",
     "AlterTableDropColumn",
+    "AlterTableRenameColumn",
+    "AlterTableSetColumnType",
+    "CheckDefinition",
+    "AlterTableAddConstraint",
+    "AlterTableDropConstraint",
+    "AlterTableSetDefault",
+    "ShowCreateTable",
 ]
 
 
@@ -91,6 +98,13 @@ class _Tree:
 class Expression(_Tree):
     node: exp.Expression
 
+    @classmethod
+    def column(cls, qualifier: str | None, name: str) -> Expression:
+        """A column reference ``qualifier.name`` (quoted: any name), for expressions the planner writes."""
+        from sqlglot import exp as e
+
+        return cls(e.column(e.to_identifier(name, quoted=True), table=e.to_identifier(qualifier, quoted=True)))
+
     def column_refs(self) -> frozenset[tuple[str | None, str]]:
         """(qualifier or None, column) for every column referenced outside subqueries."""
         return _render.column_refs(self.node)
@@ -105,6 +119,17 @@ class Expression(_Tree):
     @property
     def is_null_literal(self) -> bool:
         return _render.is_null_literal(self.node)
+
+    @property
+    def is_default(self) -> bool:
+        """Whether the expression is the keyword ``DEFAULT`` written as a value (VALUES, SET): the column's
+        default expression, or NULL when it has none."""
+        return _defaults.is_default(self.node)
+
+    def refuse_nested_default(self) -> None:
+        """``SYNTAX_ERROR`` when ``DEFAULT`` stands inside the expression rather than as all of it."""
+        if not self.is_default:
+            _defaults.refuse_default(self.node)
 
     def lowered(self) -> Lowered | None:
         """The expression as a neutral tree (``Ref``/``Const``/``Call``) when it lies in the small subset
@@ -125,6 +150,9 @@ class Relation(_Tree):
     alias: str | None
     column_aliases: tuple[str, ...] = ()
     table: TableRef | None = None  # set when the relation is a plain table reference
+    # a joined table (MERGE ... USING a JOIN b ON ...): the names of its tables (alias, else table name); each is
+    # a struct column of the relation (``a.x`` reads field x of it) besides the join's own columns
+    joined: tuple[str, ...] = ()
 
     def to_spark_from_item(
         self, *, tables: Mapping[TableRef, str], schema: Mapping[str, Mapping[str, str]] | None = None
@@ -141,12 +169,36 @@ class Statement:
 class Query(Statement, _Tree):
     node: exp.Expression
 
+    def with_defaults(self, defaults: tuple[Expression | None, ...]) -> Query:
+        """The query with every ``DEFAULT`` of its VALUES rows replaced by ``defaults[position]`` (NULL for
+        None): the INSERT source ``VALUES (1, DEFAULT)``. ``DEFAULT`` anywhere else is a ``SYNTAX_ERROR``."""
+        return Query(node=_defaults.replace_defaults(self.node, tuple(d.node if d else None for d in defaults)))
+
+    @staticmethod
+    def values_row(values: tuple[Expression | None, ...]) -> Query:
+        """``VALUES (v1, v2, ...)`` (NULL for None): the source of ``INSERT INTO t DEFAULT VALUES``."""
+        return Query(node=_defaults.values_row(tuple(v.node if v else None for v in values)))
+
 
 @attrs.frozen(kw_only=True)
 class Insert(Statement):
     target: QualifiedName
     columns: tuple[str, ...] | None
     source: Query
+    default_values: bool = False  # INSERT INTO t DEFAULT VALUES: one row of defaults (source is a placeholder)
+    overwrite: bool = False  # INSERT OVERWRITE (Spark): the rows replace every row of the table, in one commit
+    on_conflict: OnConflict | None = None  # INSERT ... ON CONFLICT (PostgreSQL): planned as a MERGE
+    target_alias: str | None = None  # INSERT INTO t AS x (PostgreSQL): ON CONFLICT DO UPDATE names the target x
+
+
+@attrs.frozen(kw_only=True)
+class OnConflict:
+    """``ON CONFLICT [(keys)] DO NOTHING | DO UPDATE SET ... [WHERE ...]``: ``keys`` None means the primary key;
+    ``assignments`` empty means DO NOTHING; the proposed row is ``excluded``."""
+
+    keys: tuple[str, ...] | None
+    assignments: tuple[tuple[str, Expression], ...] = ()
+    where: Expression | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -162,6 +214,12 @@ class Delete(Statement):
     target: QualifiedName
     where: Expression | None
     target_alias: str | None = None  # DELETE FROM t AS x
+    # DELETE ... USING (PostgreSQL): ``where`` is then ``EXISTS (SELECT 1 FROM <using> WHERE <condition>)``;
+    # ``using`` is ``SELECT * FROM <using>`` and ``unqualified`` the unqualified column names of the condition,
+    # which must not name both a target and a USING column (PostgreSQL: ambiguous; the EXISTS would read the
+    # USING one)
+    using: Query | None = None
+    unqualified: frozenset[str] = frozenset()
 
 
 class MergeCaseKind(enum.Enum):
@@ -174,6 +232,7 @@ class MergeAction(enum.Enum):
     INSERT = "INSERT"
     UPDATE = "UPDATE"
     DELETE = "DELETE"
+    NOTHING = "DO NOTHING"  # PostgreSQL's: the row is taken by this clause and changes nothing
 
 
 @attrs.frozen(kw_only=True)
@@ -185,6 +244,8 @@ class MergeCase:
     assignments: tuple[tuple[str, Expression], ...] = ()
     insert_columns: tuple[str, ...] | None = None
     insert_values: tuple[Expression, ...] = ()
+    # ``UPDATE SET *`` / ``INSERT *`` (Spark, Delta): every target column from the source column of the same name
+    star: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -194,6 +255,19 @@ class Merge(Statement):
     source: Relation
     on: Expression
     cases: tuple[MergeCase, ...]
+    # MERGE WITH SCHEMA EVOLUTION (Spark 4, Delta): source columns the clauses assign and the target lacks are
+    # added to the target, in the statement's commit
+    schema_evolution: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class CheckDefinition:
+    """``[CONSTRAINT name] CHECK (expression)``: ``name`` None when the statement gave none (the engine then
+    generates one, PostgreSQL's way); ``column`` the column it was written on, for a column constraint."""
+
+    name: str | None
+    expression: Expression
+    column: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -202,6 +276,8 @@ class ColumnDefinition:
     type_text: str
     nullable: bool = True
     comment: str | None = None
+    default: Expression | None = None  # DEFAULT expression (checked: no column, no subquery)
+    checks: tuple[CheckDefinition, ...] = ()  # CHECK constraints written on the column
 
 
 @attrs.frozen(kw_only=True)
@@ -213,6 +289,7 @@ class CreateTable(Statement):
     properties: Mapping[str, Any] = attrs.field(factory=dict, eq=False)
     as_query: Query | None = None
     with_data: bool = True
+    check_constraints: tuple[CheckDefinition, ...] = ()  # column and table CHECK constraints, in text order
 
 
 @attrs.frozen(kw_only=True)
@@ -250,6 +327,26 @@ class Describe(Statement):
 
 
 @attrs.frozen(kw_only=True)
+class SetSession(Statement):
+    """``SET SESSION name = value`` (Trino): a session property of the engine, for the statements after it."""
+
+    name: str
+    value: str
+
+
+@attrs.frozen(kw_only=True)
+class ResetSession(Statement):
+    """``RESET SESSION name``: the property's default again."""
+
+    name: str
+
+
+@attrs.frozen(kw_only=True)
+class ShowSession(Statement):
+    """``SHOW SESSION``: every session property, its value and default."""
+
+
+@attrs.frozen(kw_only=True)
 class DescribeHistory(Statement):
     """``DESCRIBE HISTORY t`` (Delta's statement): the table's commits, newest first."""
 
@@ -266,6 +363,39 @@ class AlterTableAddColumn(Statement):
     name: QualifiedName
     column: ColumnDefinition
     if_not_exists: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class AlterTableAddConstraint(Statement):
+    """``ALTER TABLE t ADD [CONSTRAINT name] CHECK (expression)``."""
+
+    name: QualifiedName
+    constraint: CheckDefinition
+
+
+@attrs.frozen(kw_only=True)
+class AlterTableDropConstraint(Statement):
+    """``ALTER TABLE t DROP CONSTRAINT [IF EXISTS] name``."""
+
+    name: QualifiedName
+    constraint: str
+    if_exists: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class AlterTableSetDefault(Statement):
+    """``ALTER TABLE t ALTER [COLUMN] c SET DEFAULT expression`` (``default``) or ``... DROP DEFAULT`` (None)."""
+
+    name: QualifiedName
+    column: str
+    default: Expression | None
+
+
+@attrs.frozen(kw_only=True)
+class ShowCreateTable(Statement):
+    """``SHOW CREATE TABLE t``: the statement that creates the table as it is, with defaults and constraints."""
+
+    name: QualifiedName
 
 
 @attrs.frozen(kw_only=True)
@@ -299,6 +429,7 @@ class CreateMergeTable(Statement):
     primary_key: tuple[str, ...] = ()
     if_not_exists: bool = False
     partition_by: PartitionBy | None = None
+    check_constraints: tuple[CheckDefinition, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -339,6 +470,25 @@ class AlterTableDropPartition(Statement):
 class AlterTableDropColumn(Statement):
     name: QualifiedName
     column: str
+
+
+@attrs.frozen(kw_only=True)
+class AlterTableRenameColumn(Statement):
+    """``ALTER TABLE t RENAME COLUMN [IF EXISTS] source TO target``."""
+
+    name: QualifiedName
+    source: str
+    target: str
+    if_exists: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class AlterTableSetColumnType(Statement):
+    """``ALTER TABLE t ALTER [COLUMN] c SET DATA TYPE type`` (also PostgreSQL's ``ALTER COLUMN c TYPE type``)."""
+
+    name: QualifiedName
+    column: str
+    type_text: str
 
 
 @attrs.frozen(kw_only=True)

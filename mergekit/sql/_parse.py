@@ -14,21 +14,26 @@ from sqlglot.tokens import TokenType
 
 from mergekit.errors import ErrorCode, MergekitError
 
-from ._convert import convert, literal_value, not_supported, syntax_error
+from ._convert import convert
+from ._defaults import check_check_expression
 from ._dialect import DIALECT
 from ._functions import FUNCTION_HEADER, parse_create_function
 from ._model import (
+    AlterTableAddConstraint,
     Call,
+    CheckDefinition,
     CreateFunction,
     Describe,
     Explain,
     Expression,
     QualifiedName,
+    ShowCreateTable,
     ShowSchemas,
     ShowTables,
     Statement,
 )
 from ._parse_tree import parse_tree
+from ._parts import literal_value, not_supported, syntax_error
 from ._render import identifier_name
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
@@ -115,6 +120,17 @@ def parse_expression(text: str) -> Expression:
     return Expression(node)
 
 
+def parse_order_by(text: str) -> tuple[tuple[Expression, bool], ...]:
+    """An ORDER BY list (``s.ts DESC, s.id``) as (expression, descending) pairs; NULLS FIRST/LAST is refused."""
+    if re.search(r"\bNULLS\s+(FIRST|LAST)\b", text, flags=re.I):
+        raise not_supported(f"NULLS FIRST/LAST is not supported here: {text}")
+    tree = parse_tree(f"SELECT 1 ORDER BY {text}")
+    extra = [k for k, v in tree.args.items() if v and k not in ("expressions", "order")]
+    if extra or tree.args.get("order") is None:
+        raise _syntax_error(f"expected an ORDER BY list, got: {text}")
+    return tuple((Expression(item.this), bool(item.args.get("desc"))) for item in tree.args["order"].expressions)
+
+
 def parse_statement(text: str) -> Statement:
     """Parse one statement. Everything in it is either in the model or refused with a coded error."""
     check_limits(text)
@@ -152,6 +168,15 @@ def _parse_statement(text: str) -> Statement:
     m = re.match(r"(?is)^show\s+schemas(?:\s+(?:from|in)\s+([\w\"]+))?$", stripped)
     if m:
         return ShowSchemas(catalog=identifier_name(m.group(1).strip('"')) if m.group(1) else None)
+    m = re.match(r"(?is)^show\s+create\s+table\s+([\w.\"]+)$", stripped)
+    if m:
+        return ShowCreateTable(name=_name_from_text(m.group(1)))
+    m = re.match(r"(?is)^alter\s+table\s+([\w.\"]+)\s+add\s+check\s*\((.*)\)$", stripped)
+    if m:  # PostgreSQL's unnamed ADD CHECK (sqlglot does not parse it): the engine names it
+        check = parse_expression(m.group(2)).node
+        check_check_expression(check)
+        constraint = CheckDefinition(name=None, expression=Expression(check))
+        return AlterTableAddConstraint(name=_name_from_text(m.group(1)), constraint=constraint)
     m = re.match(r"(?is)^(?:describe|desc|show\s+columns\s+(?:from|in))\s+([\w.\"]+)$", stripped)
     if m:
         return Describe(name=_name_from_text(m.group(1)))

@@ -18,8 +18,8 @@ from sqlglot.tokens import TokenType
 
 from mergekit.errors import ErrorCode, MergekitError
 
-from ._convert import syntax_error
 from ._dialect import DIALECT
+from ._parts import syntax_error
 
 __all__ = ["parse_tree", "plain_parse_message"]
 

@@ -155,6 +155,8 @@ def render_relation(
     relation: Relation, *, tables: Mapping[TableRef, str], schema: Mapping[str, Mapping[str, str]] | None
 ) -> str:
     node = relation.node.copy()
+    if relation.joined:
+        return _render_joined(relation, node, tables=tables, schema=schema)
     node.set("alias", None)
     if isinstance(node, exp.Table):
         view = tables.get(table_ref_of(node))
@@ -167,6 +169,31 @@ def render_relation(
     if isinstance(node, exp.Values):
         return f"({to_spark(exp.select('*').from_(node.copy()), schema)})"
     return f"({to_spark(substitute_tables(node, tables), schema)})"
+
+
+def _render_joined(
+    relation: Relation,
+    node: exp.Expression,
+    *,
+    tables: Mapping[TableRef, str],
+    schema: Mapping[str, Mapping[str, str]] | None,
+) -> str:
+    """A joined MERGE source: ``(SELECT struct(a.*) AS a, struct(b.*) AS b, * FROM a JOIN b ON ...)``. Outside it,
+    ``a.x`` reads field x of column a (no relation a is in scope there), an unqualified column its unique name in
+    the join, and a name two tables have is ambiguous, as in the join itself."""
+    joins = node.args.pop("joins")
+    select = exp.select("*").from_(node)
+    for join in joins:
+        select = select.join(join)
+    sql = to_spark(substitute_tables(select, tables), schema)
+    if not sql.startswith("SELECT * FROM "):
+        raise AssertionError(f"unexpected rendering of a joined source: {sql[:80]}")
+    structs = ", ".join(f"struct({_quote(name)}.*) AS {_quote(name)}" for name in relation.joined)
+    return f"(SELECT {structs}, *{sql[len('SELECT *') :]})"
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
 
 
 def spark_type_sql(trino_type: str) -> str:

@@ -1,13 +1,20 @@
 """Small builders of Spark sqlglot expressions for the Trino SQL -> Spark SQL rewrite.
 
 Literals, casts, anonymous function calls, parenthesizing (``_atom``), NULL tests, the nullable boolean
-combinators the TRY bookkeeping uses (``_both``, ``_or``, ``_failed``) and a few constants. They know no
-Trino semantics; the rewrite (``_spark_rewrite``) and every handler module share them.
+combinators the TRY bookkeeping uses (``_both``, ``_or``, ``_failed``), raising a coded error from Spark
+(``_raise``, and ``_checked``: a value guarded by argument checks, NULL plus a failure flag inside TRY) and a
+few constants. They know no Trino semantics; the rewrite (``_spark_rewrite``) and every handler module share
+them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from sqlglot import exp
+
+from mergekit.errors import ErrorCode
 
 
 def _lit(value: float | str) -> exp.Expr:
@@ -71,7 +78,7 @@ def _or(*conds: exp.Expr | None) -> exp.Expr | None:
     return exp.Paren(this=exp.or_(*parts, copy=False)) if len(parts) > 1 else parts[0]
 
 
-def _case(whens: list[tuple[exp.Expr, exp.Expr]], default: exp.Expr | None) -> exp.Expr:
+def _case(whens: Sequence[tuple[exp.Expr, exp.Expr]], default: exp.Expr | None) -> exp.Expr:
     return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in whens], default=default)
 
 
@@ -92,3 +99,59 @@ def _func_name(node: exp.Expr) -> str:
 def _is_function(node: exp.Expr) -> bool:
     """sqlglot models AND/OR and EXISTS as functions too; those are operators here."""
     return isinstance(node, exp.Func) and not isinstance(node, (exp.Connector, exp.Exists))
+
+
+def _false_if_null(cond: exp.Expr) -> exp.Expr:
+    return exp.Coalesce(this=cond, expressions=[exp.false()])
+
+
+def _raise(code: ErrorCode, message: str | exp.Expr) -> exp.Expr:
+    """Spark's ``raise_error`` with mergekit's ``[CODE] message`` text (``find_error`` turns it back into the
+    coded error wherever Spark raised it). ``message`` is a literal text or a Spark string expression."""
+    if isinstance(message, str):
+        return _fn("RAISE_ERROR", exp.Literal.string(f"[{code.name}] {message}"))
+    return _fn("RAISE_ERROR", _fn("CONCAT", exp.Literal.string(f"[{code.name}] "), message))
+
+
+Check = tuple[exp.Expr, ErrorCode, "str | exp.Expr"]
+
+
+def _checked(
+    value: exp.Expr, args: Sequence[exp.Expr], checks: Sequence[tuple[Any, ErrorCode, Any]], safe: bool
+) -> tuple[exp.Expr, exp.Expr | None]:
+    """``value`` unless a check's condition holds, when Trino raises that check's coded error; a check is only
+    made when every argument is non-NULL (Trino does not call a function with a NULL argument). Inside TRY the
+    failure is NULL plus the failure flag. Conditions are Spark booleans over copies of the arguments."""
+    present = [_not_null(a) for a in args if not isinstance(a, exp.Literal)]
+    whens: list[tuple[exp.Expr, exp.Expr]] = []
+    for cond, code, message in checks:
+        when = exp.and_(*[p.copy() for p in present], cond, copy=False) if present else cond
+        whens.append((when, exp.Null() if safe else _raise(code, message)))
+    out = _case(whens, value) if whens else value
+    if not safe or not whens:
+        return out, None
+    return out, _or(*[_false_if_null(w.copy()) for w, _ in whens])
+
+
+def _int_value(e: exp.Expr | None) -> int | None:
+    """The value of an integer literal (``-1`` parses as a negation of ``1``), else None."""
+    while isinstance(e, exp.Paren):
+        e = e.this
+    if isinstance(e, exp.Neg):
+        inner = _int_value(e.this)
+        return None if inner is None else -inner
+    if isinstance(e, exp.Literal) and not e.is_string:
+        try:
+            return int(e.this)
+        except ValueError:
+            return None
+    return None
+
+
+def _strict(value: exp.Expr, *args: exp.Expr) -> exp.Expr:
+    """NULL when an argument is NULL (Trino does not call a function with a NULL argument), else ``value``:
+    for translations that would otherwise give a value (a CASE whose ELSE branch is a constant)."""
+    nullable = [a for a in args if not isinstance(a, exp.Literal)]
+    if not nullable:
+        return value
+    return _case([(exp.or_(*[_is_null(a) for a in nullable], copy=False), exp.Null())], value)

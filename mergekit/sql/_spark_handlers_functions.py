@@ -1,9 +1,9 @@
 """Rewrite handlers for string, conditional and date/time functions.
 
 LIKE without an implicit escape, substring/trim/strpos edge cases, greatest/least returning NULL on a NULL
-argument, IF without ELSE, regexp_replace, date_add/date_diff/date_trunc with Trino's units, extract and the
-date-part functions, and ``sequence()`` of integers as array(bigint). Registered in ``HANDLERS`` (see
-``_spark_rewrite``).
+argument, IF without ELSE, date_add/date_diff/date_trunc with Trino's units, extract and the date-part
+functions, and ``sequence()`` of integers as array(bigint) with Trino's checks (at most 10,000 entries).
+Registered in ``HANDLERS`` (see ``_spark_rewrite``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from sqlglot import exp
 
 from mergekit.errors import ErrorCode, MergekitError
 
-from ._spark_build import _case, _cast, _dup, _fn, _is_null, _lit
+from ._spark_build import _case, _cast, _checked, _dup, _fn, _is_null, _lit
+from ._spark_handlers_casts import _round_timestamp
 from ._spark_rewrite import _Handler, _need, _Out, _registrar, _Rewriter
 from ._spark_types import _T, DATE, NOTYPE, _common_type, _not_supported
 
@@ -75,9 +76,10 @@ def _trim(rw: _Rewriter, node: exp.Trim, types: dict[str, Any], t: _T, safe: boo
 
 @_handles(exp.StrPosition)
 def _strpos(rw: _Rewriter, node: exp.StrPosition, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    """bigint (Spark: INT)."""
     if node.args.get("occurrence") is not None or node.args.get("position") is not None:
         raise _not_supported("strpos with an instance argument is not supported")
-    return node, None
+    return _cast(node, "BIGINT"), None
 
 
 @_handles(exp.Greatest, exp.Least)
@@ -95,17 +97,15 @@ def _if(rw: _Rewriter, node: exp.If, types: dict[str, Any], t: _T, safe: bool) -
     return node, None
 
 
-@_handles(exp.RegexpReplace)
-def _regexp_replace(rw: _Rewriter, node: exp.RegexpReplace, types: dict[str, Any], t: _T, safe: bool) -> _Out:
-    if any(node.args.get(k) is not None for k in ("position", "occurrence", "modifiers")):
-        raise _not_supported("regexp_replace with extra arguments is not supported")
-    return node, None
-
-
 # ---- date and time
 
 _DATE_UNITS = {"DAY", "WEEK", "MONTH", "QUARTER", "YEAR"}
 _TIME_UNITS = {"MILLISECOND", "SECOND", "MINUTE", "HOUR"} | _DATE_UNITS
+
+
+def _field_kind(src: _T) -> str:
+    """How Trino's message names the unit's type: 'DATE' or 'TIMESTAMP'."""
+    return "DATE" if src == DATE else "TIMESTAMP"
 
 
 def _unit(node: exp.Expr) -> str:
@@ -120,7 +120,7 @@ def _date_add(rw: _Rewriter, node: exp.DateAdd, types: dict[str, Any], t: _T, sa
     src = _need(types["this"], f"{node.sql('trino')}")
     if src == DATE:
         if unit not in _DATE_UNITS:
-            raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"'{unit.lower()}' is not a valid DATE field")
+            raise MergekitError(ErrorCode.INVALID_FUNCTION_ARGUMENT, f"'{unit.lower()}' is not a valid DATE field")
         count = _cast(n, "INT")
         if unit == "DAY":
             return _fn("DATE_ADD", x, count), None
@@ -130,7 +130,7 @@ def _date_add(rw: _Rewriter, node: exp.DateAdd, types: dict[str, Any], t: _T, sa
         return _fn("ADD_MONTHS", x, count if months == 1 else exp.Mul(this=count, expression=_lit(months))), None
     if src.name.startswith("timestamp"):
         if unit not in _TIME_UNITS:
-            raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"'{unit.lower()}' is not a valid TIMESTAMP field")
+            raise MergekitError(ErrorCode.INVALID_FUNCTION_ARGUMENT, f"'{unit.lower()}' is not a valid TIMESTAMP field")
         return _fn("TIMESTAMPADD", exp.var(unit), n, x), None
     raise _not_supported(f"date_add on {src}")
 
@@ -141,7 +141,9 @@ def _date_diff(rw: _Rewriter, node: exp.DateDiff, types: dict[str, Any], t: _T, 
     src = _common_type(_need(types["this"], node.sql("trino")), _need(types["expression"], node.sql("trino")))
     allowed = _DATE_UNITS if src == DATE else _TIME_UNITS
     if unit not in allowed:
-        raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"'{unit.lower()}' is not a valid {src} field")
+        raise MergekitError(
+            ErrorCode.INVALID_FUNCTION_ARGUMENT, f"'{unit.lower()}' is not a valid {_field_kind(src)} field"
+        )
     return _fn("TIMESTAMPDIFF", exp.var(unit), node.expression, node.this), None
 
 
@@ -151,7 +153,9 @@ def _date_trunc(rw: _Rewriter, node: exp.Expr, types: dict[str, Any], t: _T, saf
     src = _need(types["this"], f"{node.sql('trino')}")
     allowed = _DATE_UNITS if src == DATE else _TIME_UNITS
     if unit not in allowed:
-        raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"'{unit.lower()}' is not a valid {src} field")
+        raise MergekitError(
+            ErrorCode.INVALID_FUNCTION_ARGUMENT, f"'{unit.lower()}' is not a valid {_field_kind(src)} field"
+        )
     truncated = _fn("DATE_TRUNC", _lit(unit), node.this)
     if src == DATE:
         return _cast(truncated, "DATE"), None
@@ -203,16 +207,109 @@ def _extract(rw: _Rewriter, node: exp.Extract, types: dict[str, Any], t: _T, saf
     return _extract_field(node.this.name.upper(), node.expression, types["expression"]), None
 
 
-@_handles(exp.Localtimestamp)
-def _localtimestamp(rw: _Rewriter, node: exp.Expr, types: dict[str, Any], t: _T, safe: bool) -> _Out:
-    return _fn("LOCALTIMESTAMP"), None
+@_handles(exp.Localtimestamp, exp.CurrentTimestamp)
+def _now(rw: _Rewriter, node: exp.Expr, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    """Trino's current_timestamp and localtimestamp have 3 fractional digits unless given a precision,
+    rounded (Spark's have 6)."""
+    precision = node.args.get("this")
+    p = 3 if precision is None else int(precision.name) if precision.is_int else -1
+    if not 0 <= p <= 6:
+        raise _not_supported(f"{node.sql('trino')} is not supported (Spark timestamps have microseconds)")
+    zoned = isinstance(node, exp.CurrentTimestamp)
+    now = _fn("CURRENT_TIMESTAMP" if zoned else "LOCALTIMESTAMP")
+    return (now if p == 6 else _round_timestamp(now, p, tz=zoned)), None
 
 
 @_handles(exp.GenerateSeries)
 def _sequence(rw: _Rewriter, node: exp.GenerateSeries, types: dict[str, Any], t: _T, safe: bool) -> _Out:
-    """Trino's sequence() of integers is array(bigint); Spark's keeps the argument type."""
+    """Trino's sequence() of integers is array(bigint) (Spark's keeps the argument type), with Trino's checks:
+    a zero step, a step away from the stop, more than 10,000 entries (``SequenceFunction.getLength``)."""
+    integral = all(
+        types.get(key, NOTYPE).integral for key in ("start", "end", "step") if node.args.get(key) is not None
+    )
     for key in ("start", "end", "step"):
         value = node.args.get(key)
         if value is not None and types.get(key, NOTYPE).integral:
             node.set(key, _cast(value, "BIGINT"))
-    return node, None
+    if not integral:
+        return node, None
+    start, stop = node.args["start"], node.args["end"]
+    step = node.args.get("step")
+    if step is None:  # the default step goes toward the stop
+        step = _fn("IF", exp.GTE(this=_dup(stop), expression=_dup(start)), _lit(1), _lit(-1))
+        node.set("step", step.copy())
+    return _checked(node, [start, stop, step], _sequence_checks(start, stop, step), safe)
+
+
+_MAX_ENTRIES = 10_000
+
+
+def _sequence_checks(start: exp.Expr, stop: exp.Expr, step: exp.Expr) -> list[tuple[exp.Expr, ErrorCode, str]]:
+    def div(a: exp.Expr, b: exp.Expr) -> exp.Expr:  # Java's long division truncates, as Spark's DIV
+        return exp.Paren(this=exp.IntDiv(this=exp.Paren(this=a), expression=_dup(b)))
+
+    def outside(length: exp.Expr) -> exp.Expr:
+        return exp.not_(exp.Between(this=length, low=_lit(-_MAX_ENTRIES), high=_lit(_MAX_ENTRIES)), copy=False)
+
+    span = exp.Sub(this=_dup(stop), expression=_dup(start))
+    same_sign = exp.or_(
+        exp.and_(exp.GT(this=_dup(start), expression=_lit(0)), exp.GT(this=_dup(stop), expression=_lit(0)), copy=False),
+        exp.and_(exp.LT(this=_dup(start), expression=_lit(0)), exp.LT(this=_dup(stop), expression=_lit(0)), copy=False),
+        copy=False,
+    )
+    unit = exp.In(this=_dup(step), expressions=[_lit(1), _lit(-1)])
+    first, last = div(_dup(start), step), div(_dup(stop), step)
+    remain_start = exp.Mod(this=_dup(start), expression=_dup(step))
+    remain_stop = exp.Mod(this=_dup(stop), expression=_dup(step))
+    two = _fn(
+        "IF",
+        exp.GT(this=_dup(step), expression=_lit(0)),
+        exp.LTE(this=exp.Add(this=remain_start, expression=_dup(step)), expression=remain_stop),
+        exp.GTE(this=exp.Add(this=remain_start.copy(), expression=_dup(step)), expression=remain_stop.copy()),
+    )
+    total = exp.Add(
+        this=exp.Add(this=_fn("ABS", first.copy()), expression=_fn("ABS", last.copy())),
+        expression=_fn("IF", two, _lit(2), _lit(1)),
+    )
+    too_long = _case(
+        [
+            (
+                same_sign,
+                exp.or_(
+                    outside(div(span, step)),
+                    outside(exp.Add(this=div(span.copy(), step), expression=_lit(1))),
+                    copy=False,
+                ),
+            ),
+            (
+                unit,
+                exp.or_(
+                    outside(_dup(start)),
+                    outside(_dup(stop)),
+                    outside(exp.Add(this=div(span.copy(), step), expression=_lit(1))),
+                    copy=False,
+                ),
+            ),
+        ],
+        exp.or_(outside(first), outside(last), outside(total), copy=False),
+    )
+    wrong_way = exp.not_(
+        _fn(
+            "IF",
+            exp.GT(this=_dup(step), expression=_lit(0)),
+            exp.GTE(this=_dup(stop), expression=_dup(start)),
+            exp.LTE(this=_dup(stop), expression=_dup(start)),
+        ),
+        copy=False,
+    )
+    bad = ErrorCode.INVALID_FUNCTION_ARGUMENT
+    return [
+        (exp.EQ(this=_dup(step), expression=_lit(0)), bad, "step must not be zero"),
+        (
+            wrong_way,
+            bad,
+            "sequence stop value should be greater than or equal to start value if step is greater than zero "
+            "otherwise stop should be less than or equal to start",
+        ),
+        (too_long, bad, f"result of sequence function must not have more than {_MAX_ENTRIES} entries"),
+    ]

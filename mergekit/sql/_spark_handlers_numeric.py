@@ -2,7 +2,7 @@
 
 Integer and decimal division and modulus with Trino's result types (and IEEE results for floating point
 division by zero), decimal precision kept the way Trino keeps it, overflow inside TRY, rounding half away
-from zero, floor/ceil/sign/ln/log, ``random()``, and the decimal results of ``sum``/``avg``. Registered in
+from zero, floor/ceil/sign/ln, and the decimal results of ``sum``/``avg``. Registered in
 ``HANDLERS`` (see ``_spark_rewrite``).
 """
 
@@ -294,17 +294,11 @@ def _sign(rw: _Rewriter, node: exp.Sign, types: dict[str, Any], t: _T, safe: boo
     return _cast(node, _spark_type(t)), None
 
 
-@_handles(exp.Ln, exp.Log)
+@_handles(exp.Ln)
 def _ln(rw: _Rewriter, node: exp.Expr, types: dict[str, Any], t: _T, safe: bool) -> _Out:
-    """Trino: ln(0) = -Infinity, ln(-1) = NaN (Java Math.log); Spark returns NULL for both."""
-    if isinstance(node, exp.Log):
-        base = node.this
-        if node.expression is None or not (base.is_int and base.name in ("2", "10")):
-            raise _not_supported("log(b, x) is not supported; use ln, log2 or log10")
-        x = node.expression
-        fn = "LOG2" if base.name == "2" else "LOG10"
-    else:
-        x, fn = node.this, "LN"
+    """Trino: ln(0) = -Infinity, ln(-1) = NaN (Java Math.log); Spark returns NULL for both. (log, log2 and
+    log10: ``_spark_handlers_math``.)"""
+    x, fn = node.this, "LN"
     neg_inf = exp.Neg(this=_DOUBLE_INF.copy())
     return (
         _case(
@@ -335,6 +329,12 @@ def _avg(rw: _Rewriter, node: exp.Avg, types: dict[str, Any], t: _T, safe: bool)
     return node, None
 
 
+# Ranking and offset functions Spark only computes over an ordered window; Trino also without ORDER BY (all
+# rows are peers), which ordering by a constant gives. The ranking ones are INT on Spark, bigint on Trino.
+_NEED_ORDER = (exp.RowNumber, exp.Rank, exp.DenseRank, exp.Ntile, exp.PercentRank, exp.CumeDist, exp.Lag, exp.Lead)
+_RANKS = (exp.RowNumber, exp.Rank, exp.DenseRank, exp.Ntile)
+
+
 @_handles(exp.Window, exp.Filter)
 def _window(rw: _Rewriter, node: exp.Expr, types: dict[str, Any], t: _T, safe: bool) -> _Out:
     """An aggregate whose result was wrapped (``CAST(avg(x) AS ...)``) must keep OVER/FILTER next to it:
@@ -344,18 +344,22 @@ def _window(rw: _Rewriter, node: exp.Expr, types: dict[str, Any], t: _T, safe: b
         node.set("this", inner.this)
         inner.set("this", node)
         return inner, None
+    if isinstance(node, exp.Window) and isinstance(inner, _NEED_ORDER):
+        if node.args.get("order") is None:
+            node.set("order", exp.Order(expressions=[exp.Ordered(this=_lit(1), nulls_first=False)]))
+        if isinstance(inner, _RANKS):
+            return _cast(node, "BIGINT"), None
     return node, None
+
+
+@_handles(exp.Length, exp.Levenshtein)
+def _bigint_count(rw: _Rewriter, node: exp.Expr, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    """Trino's length and levenshtein_distance are bigint; Spark's INT."""
+    return _cast(node, "BIGINT"), None
 
 
 @_handles(exp.Grouping)
 def _grouping(rw: _Rewriter, node: exp.Grouping, types: dict[str, Any], t: _T, safe: bool) -> _Out:
     if len(node.expressions) > 1:
         return _fn("GROUPING_ID", *node.expressions), None
-    return node, None
-
-
-@_handles(exp.Rand)
-def _rand(rw: _Rewriter, node: exp.Rand, types: dict[str, Any], t: _T, safe: bool) -> _Out:
-    if any(isinstance(v, exp.Expr) for v in node.args.values()):
-        raise _not_supported("random(n) is not supported (Spark's rand(n) takes a seed)")
     return node, None

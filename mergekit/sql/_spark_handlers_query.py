@@ -2,7 +2,7 @@
 
 Quantified comparisons with a subquery (``= ANY``, ``<> ALL``), ``FETCH FIRST``, tables (time travel must be
 resolved before), window frames, ``WITH``, ``UNNEST``; and LATERAL, PIVOT, subscripts, MATCH_RECOGNIZE,
-array_agg, listagg and AT TIME ZONE, which raise NOT_SUPPORTED. Registered in ``HANDLERS`` (see
+array_agg, listagg, AT TIME ZONE and json_value, which raise NOT_SUPPORTED. Registered in ``HANDLERS`` (see
 ``_spark_rewrite``).
 """
 
@@ -91,5 +91,6 @@ for _kind, _what in {
     exp.ArrayAgg: "array_agg",
     exp.GroupConcat: "listagg/string_agg",
     exp.AtTimeZone: "AT TIME ZONE",
+    exp.JSONValue: "json_value (the SQL/JSON path language)",
 }.items():
     HANDLERS[_kind] = _refuse(_what)

@@ -19,6 +19,7 @@ from ._spark_types import (
     BOOLEAN,
     DATE,
     DOUBLE,
+    INTEGER,
     INTERVAL_DS,
     INTERVAL_YM,
     NOTYPE,
@@ -344,21 +345,71 @@ def _sequence_type(ty: _Typer, node: exp.GenerateSeries) -> _T:
     return _T("array", args=(BIGINT if start.integral else start,))
 
 
-def _anonymous_type(ty: _Typer, node: exp.Anonymous) -> _T:
-    name = _norm(node.name)
-    if name in ("nan", "infinity", "e"):
-        return DOUBLE
-    if name in ("every", "is_finite", "is_infinite"):
-        return BOOLEAN
-    return NOTYPE
-
-
 def _const(t: _T) -> Callable[[_Typer, Any], _T]:
     return lambda _ty, _node: t
 
 
 def _same(key: str = "this") -> Callable[[_Typer, Any], _T]:
     return lambda ty, node: ty.arg(node, key)
+
+
+def _first_arg(ty: _Typer, node: exp.Expr) -> _T:
+    return ty.type_of(node.expressions[0]) if node.expressions else NOTYPE
+
+
+def _zoned(ty: _Typer, node: exp.Expr) -> _T:
+    t = _first_arg(ty, node)
+    return _timestamp(t.p if t.p is not None else 3, tz=True) if t.name.startswith("timestamp") else NOTYPE
+
+
+_VARCHAR_ARRAY = _T("array", args=(VARCHAR,))
+# Result types of the functions sqlglot parses as anonymous calls, by name.
+_ANONYMOUS_TYPES: dict[str, Callable[[_Typer, Any], _T]] = {
+    **{name: _const(DOUBLE) for name in ("nan", "infinity", "e")},
+    **{name: _const(BOOLEAN) for name in ("every", "is_finite", "is_infinite", "luhn_check", "is_json_scalar")},
+    **{name: _const(INTEGER) for name in ("codepoint", "from_big_endian_32", "regexp_position")},
+    **{
+        name: _const(BIGINT)
+        for name in (
+            "hamming_distance",
+            "crc32",
+            "from_big_endian_64",
+            "bit_count",
+            "to_milliseconds",
+            "millisecond",
+            "yow",
+            "json_array_length",
+        )
+    },  # fmt: skip
+    **{
+        name: _const(VARCHAR)
+        for name in ("to_base64url", "to_base", "date_format", "format_datetime", "to_iso8601", "json_extract_scalar")
+    },
+    **{name: _const(VARBINARY) for name in ("from_base64url", "to_big_endian_32", "to_big_endian_64")},
+    **{name: _first_arg for name in ("bitwise_left_shift", "bitwise_right_shift", "bitwise_right_shift_arithmetic")},
+    "date_parse": _const(_timestamp(3)),
+    "with_timezone": _zoned,
+    "at_timezone": _zoned,
+}
+
+
+def _anonymous_type(ty: _Typer, node: exp.Anonymous) -> _T:
+    rule = _ANONYMOUS_TYPES.get(_norm(node.name))
+    return rule(ty, node) if rule is not None else NOTYPE
+
+
+def _trunc_type(ty: _Typer, node: exp.Trunc) -> _T:
+    t = ty.arg(node)
+    if t.decimal and node.args.get("decimals") is None:
+        assert t.p is not None and t.s is not None
+        return _decimal(max(1, t.p - t.s), 0)
+    return t
+
+
+def _rand_type(ty: _Typer, node: exp.Rand) -> _T:
+    if node.args.get("this") is None:
+        return DOUBLE
+    return _common([ty.arg(node), ty.arg(node, "lower") if node.args.get("lower") is not None else UNKNOWN])
 
 
 def _arith(ty: _Typer, node: exp.Binary) -> _T:
@@ -404,7 +455,6 @@ _TYPE_RULES: dict[type, Callable[[_Typer, Any], _T]] = {
     exp.Ln: _const(DOUBLE),
     exp.Log: _const(DOUBLE),
     exp.Exp: _const(DOUBLE),
-    exp.Rand: _const(DOUBLE),
     exp.Radians: _const(DOUBLE),
     exp.Degrees: _const(DOUBLE),
     exp.Tanh: _const(DOUBLE),
@@ -487,4 +537,35 @@ _TYPE_RULES: dict[type, Callable[[_Typer, Any], _T]] = {
     exp.GenerateSeries: _sequence_type,
     exp.Encode: _const(VARBINARY),
     exp.Grouping: _const(BIGINT),
+    exp.Chr: _const(_T("varchar", 1)),
+    exp.EndsWith: _const(BOOLEAN),
+    exp.Split: _const(_VARCHAR_ARRAY),
+    exp.SplitPart: _const(VARCHAR),
+    exp.Decode: _const(VARCHAR),
+    exp.Typeof: _const(VARCHAR),
+    exp.MD5Digest: _const(VARBINARY),
+    exp.SHA: _const(VARBINARY),
+    exp.SHA2Digest: _const(VARBINARY),
+    exp.Hex: _const(VARCHAR),
+    exp.Unhex: _const(VARBINARY),
+    exp.ToBase64: _const(VARCHAR),
+    exp.FromBase64: _const(VARBINARY),
+    exp.BitwiseAnd: _const(BIGINT),
+    exp.BitwiseOr: _const(BIGINT),
+    exp.BitwiseXor: _const(BIGINT),
+    exp.BitwiseNot: _const(BIGINT),
+    exp.Trunc: _trunc_type,
+    exp.WidthBucket: _const(BIGINT),
+    exp.FromBase: _const(BIGINT),
+    exp.Date: _const(DATE),
+    exp.YearOfWeek: _const(BIGINT),
+    exp.TimeToUnix: _const(DOUBLE),
+    exp.UnixToTime: _const(_timestamp(3, tz=True)),
+    exp.CurrentTimezone: _const(VARCHAR),
+    exp.RegexpExtract: _const(VARCHAR),
+    exp.RegexpExtractAll: _const(_VARCHAR_ARRAY),
+    exp.RegexpCount: _const(BIGINT),
+    exp.RegexpSplit: _const(_VARCHAR_ARRAY),
+    exp.RegexpLike: _const(BOOLEAN),
 }
+_TYPE_RULES[exp.Rand] = _rand_type

@@ -4,22 +4,21 @@
 function registered per sqlglot node class in one of the handler modules (``_spark_handlers_numeric``,
 ``_casts``, ``_functions``, ``_query``) with that module's ``@_handles(kind, ...)`` decorator
 (``_registrar``); the table of all of them is put together by ``_spark_translate`` and handed to the
-rewriter, so that this module does not import its handlers. Functions nothing handles are allow-listed
-here (``_PASS_FUNCS``), the rest refused. ``TRY(...)`` is evaluated with Spark's ``try_*`` functions plus an
+rewriter, so that this module does not import its handlers. Every function call is first checked against the
+function catalogue (``_function_catalog.check_listed``); a listed one is then handled, or passed through as
+it is (``_PASS_FUNCS``: Spark's function has Trino's semantics), or built by ``_ANONYMOUS``. ``TRY(...)`` is evaluated with Spark's ``try_*`` functions plus an
 explicit "an error was caught" flag (``_R.fail``), so ``TRY(coalesce(1/0, 5))`` is NULL, as on Trino.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from sqlglot import exp
 
-from mergekit.errors import ErrorCode, MergekitError
-
+from ._function_catalog import check_listed
 from ._spark_build import (
     _DOUBLE_INF,
     _DOUBLE_NAN,
@@ -108,7 +107,7 @@ _STATEMENTS: tuple[type, ...] = (
 
 
 class _Rewriter:
-    def __init__(self, typer: _Typer, handlers: Mapping[type, _Handler]) -> None:
+    def __init__(self, typer: _Typer, handlers: Mapping[Any, _Handler]) -> None:
         self.ty = typer
         self.handlers = handlers
 
@@ -197,17 +196,18 @@ class _Rewriter:
     def _translate(self, node: exp.Expr, types: dict[str, Any], safe: bool) -> tuple[exp.Expr, exp.Expr | None]:
         t = self.ty.type_of(node)
         check_operand_types(node, types)
-        handler = self.handlers.get(type(node))
-        if handler is not None:
-            return handler(self, node, types, t, safe)
         if isinstance(node, _STATEMENTS):
             raise _not_supported(f"{node.key.upper()} statements are translated by the planner, not as Spark SQL")
-        if isinstance(node, exp.Anonymous):
+        anonymous = isinstance(node, exp.Anonymous)
+        if anonymous or _is_function(node):
+            check_listed(node, _func_name(node))  # the function catalogue is the allow-list
+        handler = self.handlers.get(_norm(node.name) if anonymous else type(node))
+        if handler is not None:
+            return handler(self, node, types, t, safe)
+        if anonymous:
             arity, build = _ANONYMOUS.get(_norm(node.name), (-1, None))
-            if build is None and _norm(node.name) not in _known_function_names():
-                raise MergekitError(ErrorCode.FUNCTION_NOT_FOUND, f"Function '{_norm(node.name)}' not registered")
             if build is None or len(node.expressions) != arity:
-                raise _not_supported(f"function {node.name}() is not supported on Spark")
+                raise _not_supported(f"function {node.name}() with {len(node.expressions)} arguments is not supported")
             return build(list(node.expressions)), None
         if not _is_function(node):
             return node, None
@@ -251,12 +251,14 @@ def _lazy_fail(node: exp.Expr, children: dict[str, Any]) -> exp.Expr | None:
 
 _Out = tuple[exp.Expr, exp.Expr | None]
 _Handler = Callable[[_Rewriter, Any, dict[str, Any], _T, bool], _Out]
+_Key = type | str  # a node class, or the (lower-case) name of a function sqlglot parses as exp.Anonymous
 
 
-def _registrar(table: dict[type, _Handler]) -> Callable[..., Callable[[_Handler], _Handler]]:
-    """The ``@_handles(kind, ...)`` decorator of a handler module: registers the function in ``table``."""
+def _registrar(table: dict[_Key, _Handler]) -> Callable[..., Callable[[_Handler], _Handler]]:
+    """The ``@_handles(kind, ...)`` decorator of a handler module: registers the function in ``table`` for each
+    node class or anonymous function name."""
 
-    def _handles(*kinds: type) -> Callable[[_Handler], _Handler]:
+    def _handles(*kinds: _Key) -> Callable[[_Handler], _Handler]:
         def register(fn: _Handler) -> _Handler:
             for kind in kinds:
                 table[kind] = fn
@@ -271,33 +273,3 @@ def _need(t: _T, what: str) -> _T:
     if not t.known:
         raise _not_supported(f"cannot infer the operand types of {what}; pass the tables' column types in `schema`")
     return t
-
-
-# Trino functions sqlglot's Trino parser does not know by name (it reads them as anonymous calls)
-_MORE_TRINO_FUNCTIONS = frozenset(
-    """at_timezone with_timezone format_datetime parse_datetime date_parse human_readable_seconds to_iso8601
-    from_iso8601_timestamp from_iso8601_date to_milliseconds from_unixtime to_unixtime timezone_hour timezone_minute
-    split_part split_to_map split_to_multimap translate luhn_check normalize to_utf8 from_utf8 soundex
-    hamming_distance levenshtein_distance word_stem codepoint char2hexint to_base from_base to_base32
-    from_base32 to_base64url from_base64url to_big_endian_32 from_big_endian_32 to_big_endian_64
-    from_big_endian_64 to_ieee754_32 from_ieee754_32 to_ieee754_64 from_ieee754_64 crc32 xxhash64 murmur3
-    spooky_hash_v2_32 spooky_hash_v2_64 hmac_md5 hmac_sha1 hmac_sha256 hmac_sha512 sha1 sha512 md5 sha256
-    regexp_extract_all regexp_position regexp_count regexp_split json_extract_scalar json_query json_value
-    json_array_contains json_array_get json_array_length json_size json_format json_parse is_json_scalar
-    cosine_similarity wilson_interval_lower wilson_interval_upper beta_cdf inverse_beta_cdf normal_cdf
-    inverse_normal_cdf e pi infinity nan is_finite is_infinite is_nan truncate width_bucket random rand
-    bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_left_shift bitwise_right_shift
-    bitwise_right_shift_arithmetic bit_count typeof try format uuid""".split()
-)
-
-
-@functools.cache
-def _known_function_names() -> frozenset[str]:
-    """Every function name Trino (as sqlglot knows it) has: an anonymous call of another name is an unknown
-    function (FUNCTION_NOT_FOUND), not an unsupported one (NOT_SUPPORTED)."""
-    from sqlglot.dialects.trino import Trino
-
-    names = {k.lower() for k in Trino.Parser.FUNCTIONS}
-    for func in exp.ALL_FUNCTIONS:
-        names.update(n.lower() for n in func.sql_names())
-    return frozenset(names) | _MORE_TRINO_FUNCTIONS

@@ -14,8 +14,10 @@ turns ``date_trunc`` on a DATE into a TIMESTAMP, drops ``TRY``, and so on. This 
    carrying an explicit ``NULLS FIRST/LAST`` (Trino sorts NULLs last in both directions).
 
 Constructs that cannot be translated faithfully raise ``MergekitError(NOT_SUPPORTED)``. Functions are
-allow-listed: a Trino function whose Spark namesake differs, or that this module has not vetted, is
-refused rather than silently translated.
+allow-listed by the function catalogue (``_function_catalog``, which docs/sql.md's table is generated from):
+every function call is checked against it before any handler runs, so a Trino function that is not listed
+is refused by name (``FUNCTION_NOT_FOUND`` for a name Trino does not have). An argument Trino rejects at run
+time (``split_part(s, ',', 0)``) raises Trino's coded error through Spark's ``raise_error``, NULL inside TRY.
 
 Known deviations, kept because the alternative is refusing common SQL:
 
@@ -26,25 +28,35 @@ Known deviations, kept because the alternative is refusing common SQL:
 - decimal division and ``avg(decimal)`` round Spark's wider quotient to Trino's scale; when Spark had
   to cut its own scale to stay within 38 digits this double rounding can differ in the last digit
   (and a division for which Spark keeps fewer digits than Trino returns raises NOT_SUPPORTED).
-- ``approx_distinct`` is Spark's HyperLogLog++; regular expressions are Java's (Trino uses joni);
-  ``replace(s, '', x)`` returns ``s``; sequence() has no 10,000-element limit.
+- ``approx_distinct`` is Spark's HyperLogLog++; regular expressions are Java's (Trino uses joni), and an
+  invalid pattern fails with Spark's error (``EXECUTION_ERROR``) rather than ``INVALID_FUNCTION_ARGUMENT``;
+  sequence() of dates has no 10,000-element limit; ``random(n)`` draws ``floor(rand() * n)``.
 - Spark accepts some inputs Trino rejects at analysis time (implicit varchar/number coercions, more
-  boolean spellings in CAST); those produce a value instead of an error.
+  boolean spellings in CAST); those produce a value instead of an error. Spark's JSON parser accepts
+  unescaped control characters in strings (``json_array_length``), which Trino's rejects.
+- Where a Trino function accepts more than Spark can be made to match exactly, the translation fails
+  (never computes something else): ``from_base`` of non-ASCII digits, ``date_parse`` of names in mixed
+  case, JSON that Spark's variant parser refuses (duplicate keys); each is named in the catalogue's notes.
 
 Layout (one module per step, each importing only the ones before it):
 
 - ``_spark_types``: Trino types, Spark's type for each, Trino's typing rules (``spark_type_sql``);
 - ``_spark_infer``: type inference over the tree (``_Typer``);
-- ``_spark_build``: builders of Spark expressions;
-- ``_spark_rewrite``: the bottom-up rewrite and TRY bookkeeping (``_Rewriter``), the handler registry;
+- ``_function_catalog``: the supported functions (the allow-list);
+- ``_spark_build``: builders of Spark expressions, and of Trino's argument errors (``_checked``);
+- ``_spark_rewrite``: the bottom-up rewrite and TRY bookkeeping (``_Rewriter``), the handler registry
+  (keyed by node class, or by name for the functions sqlglot parses as anonymous calls);
 - ``_spark_handlers_numeric``, ``_spark_handlers_casts``, ``_spark_handlers_functions``,
-  ``_spark_handlers_query``: the per-construct rewrites;
-- this module: pre-passes (Trino's output column names), the handler table, generation, ``to_spark_sql``.
+  ``_spark_handlers_query``: the per-construct rewrites; functions by Trino's chapters in
+  ``_spark_handlers_strings``, ``_regexp``, ``_binary`` (and bitwise), ``_math``, ``_datetime``, ``_json``;
+- this module: pre-passes (Trino's output column names, ``typeof``), the handler table, generation,
+  ``to_spark_sql``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
@@ -52,7 +64,20 @@ from sqlglot.errors import ErrorLevel, UnsupportedError
 from sqlglot.generators.spark import SparkGenerator
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
-from . import _spark_handlers_casts, _spark_handlers_functions, _spark_handlers_numeric, _spark_handlers_query
+from . import (
+    _spark_handlers_binary,
+    _spark_handlers_casts,
+    _spark_handlers_datetime,
+    _spark_handlers_functions,
+    _spark_handlers_json,
+    _spark_handlers_math,
+    _spark_handlers_numeric,
+    _spark_handlers_query,
+    _spark_handlers_regexp,
+    _spark_handlers_strings,
+)
+from ._function_catalog import check_listed
+from ._spark_handlers_strings import typeof_literal
 from ._spark_infer import _Typer
 from ._spark_rewrite import _STATEMENTS, _Handler, _Rewriter
 from ._spark_types import _not_supported
@@ -60,9 +85,9 @@ from ._spark_types import _not_supported
 __all__ = ["to_spark_sql"]
 
 
-def _handler_table(*tables: dict[type, _Handler]) -> dict[type, _Handler]:
+def _handler_table(*tables: dict[Any, _Handler]) -> dict[Any, _Handler]:
     """Every handler module's handlers in one table (a node class is handled in one place only)."""
-    merged: dict[type, _Handler] = {}
+    merged: dict[Any, _Handler] = {}
     for table in tables:
         twice = merged.keys() & table.keys()
         assert not twice, f"handled twice: {twice}"
@@ -71,10 +96,16 @@ def _handler_table(*tables: dict[type, _Handler]) -> dict[type, _Handler]:
 
 
 _HANDLERS = _handler_table(
+    _spark_handlers_binary.HANDLERS,
     _spark_handlers_numeric.HANDLERS,
     _spark_handlers_casts.HANDLERS,
+    _spark_handlers_datetime.HANDLERS,
     _spark_handlers_functions.HANDLERS,
+    _spark_handlers_json.HANDLERS,
+    _spark_handlers_math.HANDLERS,
     _spark_handlers_query.HANDLERS,
+    _spark_handlers_regexp.HANDLERS,
+    _spark_handlers_strings.HANDLERS,
 )
 
 
@@ -163,5 +194,8 @@ def to_spark_sql(node: exp.Expression, *, schema: Mapping[str, Mapping[str, str]
     typer = _Typer(schema)
     for sub in list(tree.walk()):
         typer.type_of(sub)
+    for call in list(tree.find_all(exp.Typeof)):  # a constant of the original tree's types
+        check_listed(call, "typeof")
+        call.replace(typeof_literal(call, typer.type_of(call.this)))
     result = _Rewriter(typer, _HANDLERS).walk(tree)
     return _generate(result.v)

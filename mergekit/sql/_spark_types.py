@@ -12,8 +12,9 @@ overview of the whole translation.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from sqlglot import exp
 from sqlglot.errors import ParseError
@@ -422,3 +423,32 @@ def check_operand_types(node: exp.Expr, types: dict[str, object]) -> None:
         assert isinstance(a, _T)
         if not a.string and (a.numeric or a.temporal or a.name == "boolean"):
             raise _type_mismatch(f"Unexpected parameters ({a}) for function {name}. Expected: {name}(varchar(x))")
+
+
+def expect_args(name: str, types: list[Any], expected: str, *accepts: Callable[[_T], bool]) -> None:
+    """TYPE_MISMATCH, in Trino's words, when an argument of known type is not one ``name`` accepts (Spark would
+    coerce it and compute something else: ``md5('abc')`` hashes the text, Trino refuses a varchar)."""
+    for t, ok in zip(types, accepts, strict=False):
+        if isinstance(t, _T) and t.known and t != UNKNOWN and not ok(t):
+            shown = ", ".join(str(a) if isinstance(a, _T) else "?" for a in types)
+            raise _type_mismatch(f"Unexpected parameters ({shown}) for function {name}. Expected: {expected}")
+
+
+def is_string(t: _T) -> bool:
+    return t.string
+
+
+def is_binary(t: _T) -> bool:
+    return t.name == "varbinary"
+
+
+def is_integral(t: _T) -> bool:
+    return t.integral
+
+
+def is_number(t: _T) -> bool:
+    return t.numeric
+
+
+def is_temporal(t: _T) -> bool:
+    return t.temporal

@@ -16,7 +16,8 @@ Every scenario (``mergekit/testing/scenarios/*.json``: the Trino-derived MERGE, 
 mergekit's own) runs against the catalog, and so do the kit's own tests: table properties (an undeclared
 one, NULL, or a wrong value is refused with ``INVALID_TABLE_PROPERTY`` and no table is created), column types
 (DECIMAL, DATE, TIMESTAMP, VARBINARY next to INTEGER, BIGINT, VARCHAR, BOOLEAN: insert, read back, update,
-merge), predicates on every type, DDL (create, drop, add column) and abort cleanup (a statement failing in the
+merge), predicates on every type, DDL (create, drop, add column), CHECK constraints and column defaults (stored
+by the connector, enforced and evaluated by the engine; ``_constraints.py``) and abort cleanup (a statement failing in the
 writer task or in ``finish_merge`` leaves no row changed and no staged file behind); see ``_data.py``. Behaviours default to supported, so a new scenario runs against
 every connector until the connector opts out. An opted-out behaviour is tested to fail with the exact
 ``NOT_SUPPORTED`` message the connector declares in :attr:`BaseConnectorTest.not_supported_message`.
@@ -37,6 +38,7 @@ from typing import Any, ClassVar
 import pytest
 
 from ._behavior import DEFAULT_MESSAGES, TYPE_BEHAVIORS, Behavior
+from ._constraints import ConstraintBehaviorTests
 from ._data import KIT_COLUMNS, DataBehaviorTests, KitColumn
 
 __all__ = [
@@ -89,7 +91,7 @@ def assert_same_rows(actual: list[Any], expected: list[Any], *, ordered: bool = 
 SCENARIOS = load_scenarios()
 
 
-class BaseConnectorTest(DataBehaviorTests):
+class BaseConnectorTest(DataBehaviorTests, ConstraintBehaviorTests):
     """Subclass and implement :meth:`catalog`. Uses a Spark session: the active one, or a new local one."""
 
     #: behaviours the connector does not support; their scenarios must fail with ``not_supported_message``

@@ -7,8 +7,10 @@ import enum
 
 from mergekit.spi import (
     ADD_COLUMN_MESSAGE,
+    CHECK_CONSTRAINT_MESSAGE,
     CREATE_TABLE_MESSAGE,
     DROP_TABLE_MESSAGE,
+    SET_DEFAULT_MESSAGE,
 )
 
 __all__ = ["Behavior", "DEFAULT_MESSAGES", "TYPE_BEHAVIORS"]
@@ -26,6 +28,8 @@ class Behavior(enum.StrEnum):
     CREATE_TABLE = "create_table"
     DROP_TABLE = "drop_table"
     ADD_COLUMN = "add_column"
+    CHECK_CONSTRAINT = "check_constraint"  # CHECK in CREATE TABLE, ALTER TABLE ADD/DROP CONSTRAINT (stored)
+    COLUMN_DEFAULT = "column_default"  # DEFAULT in CREATE TABLE, ALTER COLUMN SET/DROP DEFAULT (stored)
     # column types beyond INTEGER, BIGINT, VARCHAR and BOOLEAN (which every connector must store)
     TYPE_DECIMAL = "type_decimal"
     TYPE_DATE = "type_date"
@@ -50,4 +54,6 @@ DEFAULT_MESSAGES: dict[Behavior, str] = {
     Behavior.CREATE_TABLE: CREATE_TABLE_MESSAGE,
     Behavior.DROP_TABLE: DROP_TABLE_MESSAGE,
     Behavior.ADD_COLUMN: ADD_COLUMN_MESSAGE,
+    Behavior.CHECK_CONSTRAINT: CHECK_CONSTRAINT_MESSAGE,
+    Behavior.COLUMN_DEFAULT: SET_DEFAULT_MESSAGE,
 }

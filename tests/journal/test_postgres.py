@@ -22,6 +22,9 @@ from tests.journal.test_history import (  # noqa: F401 - collected here against 
     test_two_writers_on_the_same_key_second_commit_conflicts,
     test_writers_on_disjoint_keys_both_commit,
 )
+from tests.journal.test_schema_evolution import (  # noqa: F401 - the catalog's spec history on PostgreSQL
+    test_schema_changes_through_the_spi_keep_each_versions_columns,
+)
 from tests.journal.test_seed_examples import test_seed_examples_on_hr_depts  # noqa: F401
 from tests.journal.test_writes import (  # noqa: F401
     items,

@@ -22,7 +22,7 @@ def test_csvdir_imports_only_the_spi_and_errors() -> None:
 
 
 class TestCsvDirKit(BaseConnectorTest):
-    unsupported = {Behavior.TYPE_VARBINARY, Behavior.ADD_COLUMN}
+    unsupported = {Behavior.TYPE_VARBINARY, Behavior.ADD_COLUMN, Behavior.CHECK_CONSTRAINT, Behavior.COLUMN_DEFAULT}
     not_supported_messages = {Behavior.TYPE_VARBINARY: "csvdir cannot store column 'v' of type varbinary"}
 
     def catalog(self, tmp_path: Path) -> Any:

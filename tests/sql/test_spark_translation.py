@@ -571,9 +571,9 @@ def test_ordering_is_explicit() -> None:
 
 
 NOT_SUPPORTED = [
-    ("unknown_function", "SELECT codepoint('a')"),
-    ("random_with_bound", "SELECT random(10)"),
-    ("regexp_extract_returns_empty_on_spark", "SELECT regexp_extract('abc', 'x')"),
+    ("unsupported_function", "SELECT soundex('a')"),
+    ("random_of_a_double", "SELECT random(2.5e0)"),
+    ("regexp_extract_of_an_optional_group", "SELECT regexp_extract('abc', '(x)?c', 1)"),
     ("fetch_with_ties", "SELECT x FROM (VALUES 1) v(x) ORDER BY x FETCH FIRST 1 ROWS WITH TIES"),
     ("division_of_untyped_columns", "SELECT x / 2 FROM unknown_table"),
     ("cast_untyped_to_integer", "SELECT CAST(x AS integer) FROM unknown_table"),
@@ -598,10 +598,11 @@ def test_untranslatable_raises_not_supported(trino_sql: str) -> None:
     assert info.value.code is ErrorCode.NOT_SUPPORTED
 
 
-def test_date_field_errors_are_invalid_arguments() -> None:
+def test_date_field_errors_are_invalid_function_arguments() -> None:
     with pytest.raises(MergekitError) as info:
         translate("SELECT date_add('hour', 1, DATE '2020-01-01')")
-    assert info.value.code is ErrorCode.INVALID_ARGUMENTS
+    assert info.value.code is ErrorCode.INVALID_FUNCTION_ARGUMENT
+    assert info.value.message == "'hour' is not a valid DATE field"
 
 
 @pytest.mark.parametrize(

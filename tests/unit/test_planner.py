@@ -62,13 +62,15 @@ def test_insert_only_merge_takes_the_anti_join_unless_it_reads_the_target() -> N
         _target(),
     )
     assert plain.join is JoinKind.ANTI and not plain.duplicate_check
-    reads_target = plan_merge(
-        parse_statement(
-            "MERGE INTO t USING s ON t.id = s.id WHEN NOT MATCHED THEN INSERT (id, name) VALUES (s.id, t.name)"
-        ),
-        _target(),
-    )
-    assert reads_target.join is JoinKind.RIGHT
+    # reading the target in a NOT MATCHED clause is an error (there is no target row), not a silent NULL
+    with pytest.raises(MergekitError) as caught:
+        plan_merge(
+            parse_statement(
+                "MERGE INTO t USING s ON t.id = s.id WHEN NOT MATCHED THEN INSERT (id, name) VALUES (s.id, t.name)"
+            ),
+            _target(),
+        )
+    assert caught.value.code is ErrorCode.COLUMN_NOT_FOUND
 
 
 def test_processor_follows_the_paradigm() -> None:

@@ -74,6 +74,14 @@ _SCHEMA = [
         supersedes INTEGER NOT NULL,
         vacuumed INTEGER NOT NULL DEFAULT 0
     )""",
+    # The table's definition as of each version that changed it (RENAME/DROP COLUMN, SET DATA TYPE, ADD COLUMN,
+    # MERGE WITH SCHEMA EVOLUTION), so time travel reads a version under the columns it had.
+    """CREATE TABLE IF NOT EXISTS mk_table_specs (
+        table_id BIGINT NOT NULL,
+        seq BIGINT NOT NULL,
+        spec TEXT NOT NULL,
+        PRIMARY KEY (table_id, seq)
+    )""",
     "CREATE INDEX IF NOT EXISTS mk_files_live ON mk_files (table_id, removed_seq, added_seq)",
     "CREATE INDEX IF NOT EXISTS mk_commits_merge ON mk_commits (merge_id)",
 ]

@@ -22,12 +22,14 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import (
     ColumnHandle,
+    ColumnMetadata,
     ConnectorMergeTableHandle,
     ConnectorSession,
     ConnectorTableHandle,
@@ -37,6 +39,7 @@ from mergekit.spi import (
 
 from ._catalog import Cursor
 from ._config import BIGINT
+from ._evolution import with_columns
 from ._handles import (
     OP_COLUMN,
     ROW_KEY,
@@ -113,6 +116,29 @@ class CommitMetadata(SnapshotMetadata):
             ),
         )
 
+    def begin_merge_adding_columns(
+        self,
+        *,
+        session: ConnectorSession,
+        table_handle: ConnectorTableHandle,
+        update_case_columns: Mapping[int, Sequence[ColumnHandle]],
+        added_columns: Sequence[ColumnMetadata],
+    ) -> ConnectorMergeTableHandle:
+        """``MERGE WITH SCHEMA EVOLUTION``: ``begin_merge`` with the table's spec widened by ``added_columns``
+        (``_evolution.with_columns``) in the merge handle, so the sinks write them; ``finish_merge`` records that
+        spec in the same catalog transaction as the rows (``_record_commit``)."""
+        h = self._handle(table_handle)
+        if h.kind != "logical":
+            raise MergekitError(ErrorCode.NOT_SUPPORTED, f"Cannot add columns to {h.table}")
+        spec = with_columns(h.spec, added_columns)
+        merge_handle = self.begin_merge(session=session, table_handle=h, update_case_columns=update_case_columns)
+        assert isinstance(merge_handle, JournalMergeHandle)
+        return attrs.evolve(
+            merge_handle,
+            table_handle=attrs.evolve(h, spec=spec),
+            added_columns=tuple(c.name for c in added_columns),
+        )
+
     def finish_merge(
         self, *, session: ConnectorSession, merge_handle: ConnectorMergeTableHandle, fragments: Sequence[Any]
     ) -> None:
@@ -123,11 +149,12 @@ class CommitMetadata(SnapshotMetadata):
         h = merge_handle.table_handle
         assert isinstance(h, JournalTableHandle)
         frags = _flatten(fragments)
-        if not frags:
+        if not frags and not merge_handle.added_columns:
             self._delete_merge_dir(h, merge_handle.merge_id)
             return
         try:
-            self._commit(merge_handle, frags, self._checked(merge_handle, h, frags))
+            # a MERGE that adds columns commits them even when it changed no row
+            self._commit(merge_handle, frags, self._checked(merge_handle, h, frags) if frags else None)
         except BaseException:
             self._delete_merge_dir(h, merge_handle.merge_id)
             raise
@@ -174,6 +201,8 @@ class CommitMetadata(SnapshotMetadata):
                 assert isinstance(h, JournalTableHandle)
                 frags = _flatten(fragments)
                 if not frags:
+                    if merge_handle.added_columns:  # the columns are added to every table, rows or not
+                        prepared.append((merge_handle, frags, None))
                     continue
                 prepared.append((merge_handle, frags, self._checked(merge_handle, h, frags)))
             if prepared:
@@ -274,7 +303,16 @@ class CommitMetadata(SnapshotMetadata):
                 (h.table_id, after, upto),
             )
             for seq, operation in commits:
-                if operation in ("truncate", "add_column"):
+                if operation in (
+                    "truncate",
+                    "add_column",
+                    "drop_column",
+                    "rename_column",
+                    "set_column_type",
+                    "add_constraint",  # rows written after it was checked against the table's rows: unchecked
+                    "drop_constraint",
+                    "set_default",
+                ):
                     raise MergekitError(
                         ErrorCode.TRANSACTION_CONFLICT,
                         f"Table {h.logical} was changed by a concurrent {operation.upper().replace('_', ' ')} "
@@ -322,10 +360,12 @@ class CommitMetadata(SnapshotMetadata):
         (in table id order, so two multi-table writers cannot deadlock), re-verifies that no commit slipped
         in, and records each table's next version. Returns the new versions, in item order."""
         checked = {}
+        schema_seqs = {}
         for mh, _, _ in items:
             h = mh.table_handle
             assert isinstance(h, JournalTableHandle)
             checked[h.table_id] = h.snapshot_seq
+            schema_seqs[h.table_id] = (h.schema_seq, h.logical)
         while True:
             for mh, _, touched in items:
                 h = mh.table_handle
@@ -347,12 +387,20 @@ class CommitMetadata(SnapshotMetadata):
                 state = {}
                 for table_id in ids:
                     rows = cur.execute(
-                        "SELECT current_seq, last_row_version, last_committed_at FROM mk_tables WHERE table_id = ?",
+                        "SELECT current_seq, last_row_version, last_committed_at, schema_seq FROM mk_tables "
+                        "WHERE table_id = ?",
                         (table_id,),
                     )
                     if not rows:
                         raise MergekitError(ErrorCode.TRANSACTION_CONFLICT, "A table was dropped concurrently")
-                    state[table_id] = rows[0]
+                    started_with, logical = schema_seqs[table_id]
+                    if rows[0][3] != started_with:  # its columns changed: rows written for the old ones
+                        raise MergekitError(
+                            ErrorCode.TRANSACTION_CONFLICT,
+                            f"The columns of table {logical} were changed by a concurrent statement (version "
+                            f"{rows[0][3]}) after this statement started",
+                        )
+                    state[table_id] = rows[0][:3]
                     if rows[0][0] != checked[table_id]:
                         stale = True
                 if stale:
@@ -366,16 +414,17 @@ class CommitMetadata(SnapshotMetadata):
         assert isinstance(h, JournalTableHandle)
         raw = mh.raw_journal
         max_explicit = max((f.max_explicit_version for f in frags if f.max_explicit_version is not None), default=None)
-        summary = json.dumps(
-            {
-                "inserts": sum(f.inserts for f in frags),
-                "updates": sum(f.updates for f in frags),
-                "deletes": sum(f.deletes for f in frags),
-                "moves": sum(f.moves for f in frags),
-                "files": len(frags),
-                "rows": sum(f.row_count for f in frags),
-            }
-        )
+        counts = {
+            "inserts": sum(f.inserts for f in frags),
+            "updates": sum(f.updates for f in frags),
+            "deletes": sum(f.deletes for f in frags),
+            "moves": sum(f.moves for f in frags),
+            "files": len(frags),
+            "rows": sum(f.row_count for f in frags),
+        }
+        if mh.added_columns:
+            counts["added_columns"] = list(mh.added_columns)  # type: ignore[assignment]
+        summary = json.dumps(counts)
         current, last_rv, last_at = state
         seq = current + 1
         committed_at = max(_now_us(), last_at + 1)
@@ -415,6 +464,8 @@ class CommitMetadata(SnapshotMetadata):
             "UPDATE mk_tables SET current_seq = ?, last_row_version = ?, last_committed_at = ? WHERE table_id = ?",
             (seq, row_version, committed_at, h.table_id),
         )
+        if mh.added_columns:  # MERGE WITH SCHEMA EVOLUTION: the new columns and the rows in one transaction
+            self._record_spec(cur, h.table_id, h.spec, seq)
         return seq
 
 

@@ -1,5 +1,5 @@
 """DDL of the journal connector: schemas, ``CREATE TABLE`` (a table and its journal), ``DROP TABLE``,
-``ALTER TABLE ... ADD COLUMN`` and ``TRUNCATE``.
+``ALTER TABLE ... ADD | DROP | RENAME COLUMN``, ``SET DATA TYPE`` (``_evolution``) and ``TRUNCATE``.
 
 A table's definition (``TableSpec``: columns, key, version fields and type, the journal's column order) is one
 JSON value in ``mk_tables``. Adding a column or truncating writes no data file: it records a commit without
@@ -10,10 +10,9 @@ MERGE that started before it fails with ``TRANSACTION_CONFLICT`` (``_commit``).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-import attrs
 import pyarrow as pa
 
 from mergekit.errors import ErrorCode, MergekitError
@@ -21,6 +20,7 @@ from mergekit.spi import ColumnMetadata, ConnectorSession, ConnectorTableHandle,
 
 from ._catalog import Cursor
 from ._config import normalize_version_type
+from ._evolution import dropped, renamed, retyped, with_columns
 from ._handles import HIDDEN_ROW_ID, TableSpec
 from ._snapshots import SnapshotMetadata, _now_us
 from ._storage import filesystem, join_path
@@ -107,6 +107,7 @@ class DdlMetadata(SnapshotMetadata):
             subsequent_field=cfg.subsequent_version_field,
             version_type=version_type,
             journal_order=journal_order,
+            check_constraints=table_metadata.check_constraints,
         )
         location = join_path(logical.schema, f"{logical.table}-{uuid.uuid4().hex[:12]}")
         now = _now_us()
@@ -130,7 +131,7 @@ class DdlMetadata(SnapshotMetadata):
         """Delete the table's catalog rows in one transaction, then its directory of data files."""
         h = self._handle(table_handle)
         with self.catalog.write(lock_table_id=h.table_id) as cur:
-            for t in ("mk_files", "mk_commits", "mk_tables"):
+            for t in ("mk_files", "mk_commits", "mk_table_specs", "mk_tables"):
                 cur.execute(f"DELETE FROM {t} WHERE table_id = ?", (h.table_id,))
         # The catalog no longer references the files, so readers cannot see them; remove them now.
         fs, base = filesystem(self.config.warehouse)
@@ -143,32 +144,55 @@ class DdlMetadata(SnapshotMetadata):
         self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, column: ColumnMetadata
     ) -> None:
         """Append a nullable column (after the data columns, before the version fields of the journal); a commit
-        without files, so earlier versions read it as NULL and a concurrent MERGE conflicts."""
-        h = self._handle(table_handle)
-        if h.kind != "logical" or h.time_travel:
-            raise MergekitError(ErrorCode.NOT_SUPPORTED, f"Cannot add a column to {h.table}")
+        without files, so the versions before it read without the column (time travel) and a concurrent MERGE
+        conflicts."""
         if not column.nullable:
             raise MergekitError(
                 ErrorCode.NOT_SUPPORTED,
                 "A column added to a journal table must be nullable: existing versions have no value for it",
             )
+        self._alter(table_handle, "add_column", lambda spec, table: with_columns(spec, [column]))
+
+    def rename_column(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, source: str, target: str
+    ) -> None:
+        """Rename a business column (a key column too): a commit without files; data files keep the column's
+        physical name (``_evolution``), and earlier versions read under the old name."""
+        self._alter(table_handle, "rename_column", lambda spec, table: renamed(spec, source, target, table))
+
+    def set_column_type(
+        self,
+        *,
+        session: ConnectorSession,
+        table_handle: ConnectorTableHandle,
+        column: str,
+        type: pa.DataType,
+        type_name: str,
+    ) -> None:
+        """Widen a column's type: a commit without files; older files keep the narrower type and are cast on
+        read, and earlier versions read under the old type."""
+        self._alter(table_handle, "set_column_type", lambda spec, table: retyped(spec, column, type, type_name, table))
+
+    def drop_column(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, column: str) -> None:
+        """Drop a business column other than a key column: a commit without files; its values stay in the data
+        files, unread (a column added later under the name starts empty), and earlier versions still show it."""
+        self._alter(table_handle, "drop_column", lambda spec, table: dropped(spec, column, table))
+
+    def _alter(
+        self, table_handle: ConnectorTableHandle, operation: str, change: Callable[[TableSpec, str], TableSpec]
+    ) -> None:
+        """Change the table's definition under its lock: ``change`` gets the current spec (not the handle's: a
+        concurrent change is seen) and returns the new one, recorded with a commit without files."""
+        h = self._handle(table_handle)
+        if h.kind != "logical" or h.time_travel:
+            raise MergekitError(ErrorCode.NOT_SUPPORTED, f"Cannot change the columns of {h.table}")
         with self.catalog.write(lock_table_id=h.table_id) as cur:
             row = self._table_row(cur, h.logical.schema, h.logical.table)
             if row is None:
                 raise MergekitError(ErrorCode.TABLE_NOT_FOUND, f"Table '{h.logical}' does not exist")
-            spec = TableSpec.from_json(row[2])
-            if column.name in {c.name for c in spec.columns} | {spec.version_field, spec.subsequent_field}:
-                raise MergekitError(ErrorCode.DUPLICATE_COLUMN_NAME, f"Column '{column.name}' already exists")
-            data = [c for c in spec.columns if not c.hidden]
-            hidden = [c for c in spec.columns if c.hidden]
-            order = list(spec.journal_order)
-            last_data = max(order.index(c.name) for c in data) if data else -1
-            order.insert(last_data + 1, column.name)
-            spec = attrs.evolve(spec, columns=[*data, column, *hidden], journal_order=order)
-            seq = self._commit_meta(cur, h.table_id, "add_column")
-            cur.execute(
-                "UPDATE mk_tables SET spec = ?, schema_seq = ? WHERE table_id = ?", (spec.to_json(), seq, h.table_id)
-            )
+            spec = change(TableSpec.from_json(row[2]), str(h.logical))
+            seq = self._commit_meta(cur, h.table_id, operation)
+            self._record_spec(cur, h.table_id, spec, seq)
 
     def truncate_table(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle) -> None:
         """Metadata only: the next version simply has no files (history and time travel keep them)."""

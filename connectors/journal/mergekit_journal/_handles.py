@@ -16,6 +16,7 @@ import attrs
 import pyarrow as pa
 
 from mergekit.spi import (
+    CheckConstraint,
     ColumnMetadata,
     ConnectorMergeTableHandle,
     ConnectorSplit,
@@ -72,6 +73,12 @@ class TableSpec:
     given); ``key``: key column names; ``journal_order``: column order of ``<t>_journal`` including the two
     version fields (the seed lets them sit anywhere); ``version_type``: ``bigint`` or
     ``timestamp with time zone``.
+
+    Column mapping (Delta's "name" mode): data files hold each column under its *physical* name, which
+    never changes. ``physical_names`` maps a column whose physical name differs from its name (it was renamed,
+    or added under a name an earlier column's files used); ``retired`` lists the physical names of dropped
+    columns, never given out again, so a column re-added under a dropped name does not read the old values.
+    Files keep the type they were written with; reads cast them to the column's type (a widening).
     """
 
     columns: tuple[ColumnMetadata, ...] = attrs.field(converter=tuple)
@@ -81,6 +88,34 @@ class TableSpec:
     subsequent_field: str
     version_type: str
     journal_order: tuple[str, ...] = attrs.field(converter=tuple)
+    physical_names: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=tuple)
+    retired: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    # CHECK constraints, in order (the engine enforces them; a column's DEFAULT text is on its ColumnMetadata)
+    check_constraints: tuple[CheckConstraint, ...] = attrs.field(default=(), converter=tuple)
+
+    def physical(self, name: str) -> str:
+        """The name column ``name`` has in data files (its own name unless mapped)."""
+        for logical, physical in self.physical_names:
+            if logical == name:
+                return physical
+        return name
+
+    def fresh_physical(self, name: str) -> str:
+        """A physical name for a new column ``name``: its own unless a column's files or a dropped column's
+        ever used it, else ``name#<n>``."""
+        used = {self.physical(c.name) for c in self.columns} | set(self.retired)
+        used |= {OP_COLUMN, VERSION_COLUMN, SUBSEQUENT_COLUMN}
+        candidate, n = name, 0
+        while candidate in used:
+            n += 1
+            candidate = f"{name}#{n}"
+        return candidate
+
+    def with_physical(self, mapping: dict[str, str]) -> tuple[tuple[str, str], ...]:
+        """``physical_names`` for ``mapping`` (logical -> physical), without the identities, in column order."""
+        order = {c.name: i for i, c in enumerate(self.columns)}
+        pairs = [(k, v) for k, v in mapping.items() if k != v]
+        return tuple(sorted(pairs, key=lambda kv: order.get(kv[0], len(order))))
 
     @property
     def visible(self) -> tuple[ColumnMetadata, ...]:
@@ -102,8 +137,10 @@ class TableSpec:
 
     @property
     def file_schema(self) -> pa.Schema:
-        """Schema of a data file written by a sink: stored columns, then the operation."""
-        return pa.schema([pa.field(c.name, c.type) for c in self.columns] + [pa.field(OP_COLUMN, pa.int8())])
+        """Schema of a data file written by a sink: stored columns (by physical name), then the operation."""
+        return pa.schema(
+            [pa.field(self.physical(c.name), c.type) for c in self.columns] + [pa.field(OP_COLUMN, pa.int8())]
+        )
 
     @property
     def explicit_file_schema(self) -> pa.Schema:
@@ -122,6 +159,8 @@ class TableSpec:
                 meta["comment"] = c.comment
             if c.type_name is not None:
                 meta["type_name"] = c.type_name
+            if c.default is not None:
+                meta["default"] = c.default
             fields.append(pa.field(c.name, c.type, metadata=meta))
         schema_b64 = base64.b64encode(pa.schema(fields).serialize().to_pybytes()).decode()
         return json.dumps(
@@ -133,6 +172,9 @@ class TableSpec:
                 "subsequent_field": self.subsequent_field,
                 "version_type": self.version_type,
                 "journal_order": list(self.journal_order),
+                "physical_names": dict(self.physical_names),
+                "retired": list(self.retired),
+                "check_constraints": [[c.name, c.expression] for c in self.check_constraints],
             }
         )
 
@@ -151,6 +193,7 @@ class TableSpec:
                     hidden=meta.get("hidden") == "True",
                     comment=meta.get("comment"),
                     type_name=meta.get("type_name"),
+                    default=meta.get("default"),
                 )
             )
         return cls(
@@ -161,6 +204,9 @@ class TableSpec:
             subsequent_field=d["subsequent_field"],
             version_type=d["version_type"],
             journal_order=d["journal_order"],
+            physical_names=tuple(d.get("physical_names", {}).items()),
+            retired=d.get("retired", ()),
+            check_constraints=[CheckConstraint(name=n, expression=e) for n, e in d.get("check_constraints", ())],
         )
 
 
@@ -202,12 +248,15 @@ class JournalTableHandle(ConnectorTableHandle):
 
 @attrs.frozen(kw_only=True)
 class JournalMergeHandle(ConnectorMergeTableHandle):
-    """One statement's write: ``merge_id`` names its staging folder, ``statement_id`` seeds hidden row ids."""
+    """One statement's write: ``merge_id`` names its staging folder, ``statement_id`` seeds hidden row ids.
+    ``added_columns``: columns a ``MERGE WITH SCHEMA EVOLUTION`` adds; the table handle's spec already has them
+    (sinks write them) and the commit records that spec with the rows."""
 
     merge_id: str
     statement_id: int
     raw_journal: bool = False
     update_case_columns: tuple[tuple[int, tuple[str, ...]], ...] = ()
+    added_columns: tuple[str, ...] = ()
 
 
 @attrs.frozen(kw_only=True)

@@ -1,11 +1,12 @@
 """Driver side of the journal connector: ``JournalMetadata`` (the ``ConnectorMetadata``) and its split manager.
 
-``JournalMetadata`` is composed of four parts, one module each, all built on the catalog connection and the
+``JournalMetadata`` is composed of five parts, one module each, all built on the catalog connection and the
 table handles of ``SnapshotMetadata``:
 
 - ``_snapshots``: names, table handles, versions, time travel, the change feed's handle, history, columns, and
   the snapshot's file rows (``FileRow``, ``files_at``);
 - ``_ddl``: schemas, ``CREATE``/``DROP TABLE``, ``ADD COLUMN``, ``TRUNCATE``;
+- ``_constraints`` (on ``_ddl``): ``ADD``/``DROP CONSTRAINT`` (CHECK) and ``SET``/``DROP DEFAULT``;
 - ``_scan_planning``: splits, Spark's native scans, pruning by key, value sets and the key index;
 - ``_commit``: ``begin_merge``/``finish_merge(s)``/``abort_merge``, the primary key and conflict checks and the
   optimistic commit protocol (described there).
@@ -29,6 +30,7 @@ from mergekit.spi import (
 )
 
 from ._commit import CommitMetadata
+from ._constraints import ConstraintMetadata
 from ._ddl import DdlMetadata
 from ._scan_planning import ScanPlanningMetadata
 from ._scan_planning import keyed_splits as keyed_splits
@@ -39,7 +41,7 @@ from ._snapshots import _now_us as _now_us
 __all__ = ["JournalMetadata", "JournalSplitManager", "FileRow"]
 
 
-class JournalMetadata(DdlMetadata, ScanPlanningMetadata, CommitMetadata):
+class JournalMetadata(ConstraintMetadata, DdlMetadata, ScanPlanningMetadata, CommitMetadata):
     """One catalog's metadata. ``catalog`` is the SQLite or PostgreSQL catalog; ``config`` the options.
 
     Constructed once per connector, on the driver: ``JournalMetadata(catalog_name=..., config=..., catalog=...)``.

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import ConnectorSession, SchemaTableName
 
-from ._handles import OP_COLUMN, SUBSEQUENT_COLUMN, VERSION_COLUMN, JournalTableHandle, encode_value
+from ._handles import OP_COLUMN, JournalTableHandle, encode_value
 from ._metadata import JournalMetadata, _now_us
 from ._storage import S, V, concat, dictionary_columns, filesystem, join_path, read_versioned
 
@@ -118,13 +118,15 @@ def compact(
             out = pa.table(
                 [chunk.column(c.name) for c in spec.columns]
                 + [chunk.column(OP_COLUMN), chunk.column(V), chunk.column(S)],
-                names=[*stored, OP_COLUMN, VERSION_COLUMN, SUBSEQUENT_COLUMN],
+                names=schema.names,  # the columns' physical names (``TableSpec.physical``)
             ).cast(schema)
             rel = join_path(h.location, "data", merge_id, f"compacted-{i:05d}.parquet")
             full = join_path(base, rel)
             fs.create_dir(full.rsplit("/", 1)[0], recursive=True)
             with fs.open_output_stream(full) as stream:
-                pq.write_table(out, stream, use_dictionary=dictionary_columns(schema, spec.key))
+                pq.write_table(
+                    out, stream, use_dictionary=dictionary_columns(schema, [spec.physical(k) for k in spec.key])
+                )
             first = chunk.column(spec.key[0])
             versions = pc.min_max(chunk.column(V))
             keys = pc.min_max(first)

@@ -83,6 +83,11 @@ _ROWS_PER_BUCKET = 500_000
 _MAX_BUCKETS = 4
 
 
+def _q(name: str) -> str:
+    """A column name quoted for Spark SQL."""
+    return "`" + name.replace("`", "``") + "`"
+
+
 def _bucketable(spec: TableSpec) -> bool:
     """Keys the page source can bucket cheaply: a single integer column."""
     return len(spec.key) == 1 and pa.types.is_integer(spec.column(spec.key[0]).type)
@@ -402,12 +407,16 @@ class ScanPlanningMetadata(SnapshotMetadata):
         keep = _Pruner(spec.key[0], constraint)
         base = [f for f in files[:cut] if keep(f)]
         wanted = dict.fromkeys([*spec.key, *(c.name for c in columns if c.name != ROW_KEY)])
+        # Files hold columns under their physical names and the types they were written with: Spark reads them
+        # under the current types (it widens integers, REAL and decimals itself) and the projections rename.
+        phys = spec.physical
         file_schema = pa.schema(
-            [pa.field(n, stored[n]) for n in wanted]
+            [pa.field(phys(n), stored[n]) for n in wanted]
             + [pa.field(OP_COLUMN, pa.int8()), pa.field(SUBSEQUENT_COLUMN, pa.int64())]
         )
         live = f"`{SUBSEQUENT_COLUMN}` IS NULL AND coalesce(`{OP_COLUMN}` NOT IN {tuple(TOMBSTONE_OPS)}, true)"
-        projections = {ROW_KEY: "named_struct(" + ", ".join(f"'{k}', `{k}`" for k in spec.key) + ")"}
+        projections = {ROW_KEY: "named_struct(" + ", ".join(f"'{k}', {_q(phys(k))}" for k in spec.key) + ")"}
+        projections.update({n: _q(phys(n)) for n in wanted if phys(n) != n})
 
         def native(group: Sequence[FileRow], anti_join: AntiJoin | None = None) -> NativeScan:
             return NativeScan(
@@ -444,7 +453,7 @@ class ScanPlanningMetadata(SnapshotMetadata):
             touched = []
         scans = [native(untouched)]
         if touched:
-            key_schema = pa.schema([pa.field(k, stored[k]) for k in spec.key] + [pa.field(OP_COLUMN, pa.int8())])
+            key_schema = pa.schema([pa.field(phys(k), stored[k]) for k in spec.key] + [pa.field(OP_COLUMN, pa.int8())])
             # Only deltas' rows that can supersede a base row: not arrivals of keys that were not live (40% of
             # a MERGE's rows in the bench: fewer keys to broadcast and a smaller hash table to probe 10M rows
             # against).
@@ -455,7 +464,8 @@ class ScanPlanningMetadata(SnapshotMetadata):
                 row_filter=None if raw else _SUPERSEDING_ROWS,
             )
             broadcast = delta_rows <= _BROADCAST_DELTA_ROWS
-            scans.append(native(touched, AntiJoin(keys=spec.key, scan=delta_keys, broadcast=broadcast)))
+            anti_join = AntiJoin(keys=[phys(k) for k in spec.key], scan=delta_keys, broadcast=broadcast)
+            scans.append(native(touched, anti_join))
         return NativeScanUnion(scans=scans, splits=[*splits, *logical_splits(deltas, spec, constraint)])
 
     def get_value_set_columns(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle) -> frozenset[str]:

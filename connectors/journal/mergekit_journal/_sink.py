@@ -250,11 +250,13 @@ class JournalMergeSink(ConnectorMergeSink):
             fs.create_dir(full.rsplit("/", 1)[0], recursive=True)
             self._stream = fs.open_output_stream(full)
             self._writer = pq.ParquetWriter(
-                self._stream, self._schema, use_dictionary=dictionary_columns(self._schema, self._spec.key)
+                self._stream,
+                self._schema,
+                use_dictionary=dictionary_columns(self._schema, [self._spec.physical(k) for k in self._spec.key]),
             )
         self._writer.write_table(table, row_group_size=max(table.num_rows, 1))
         self._row_count += table.num_rows
-        first_key = self._spec.key[0]
+        first_key = self._spec.physical(self._spec.key[0])  # the file's name of the first key column
         self._key_range = _widen(*self._key_range, *_min_max(table.column(first_key)))
         ops = table.column(OP_COLUMN)
         for entry in pc.value_counts(ops).to_pylist():

@@ -195,6 +195,7 @@ class SnapshotMetadata(ConnectorMetadata):
             seq = current_seq
             if version is not None:
                 seq = self._resolve_version(cur, table_id, table, current_seq, version)
+                spec_json = self._spec_at(cur, table_id, seq) or spec_json  # the columns that version had
         return JournalTableHandle(
             table=table,
             table_id=table_id,
@@ -206,6 +207,34 @@ class SnapshotMetadata(ConnectorMetadata):
             time_travel=version is not None,
             schema_seq=schema_seq,
         )
+
+    def _spec_at(self, cur: Cursor, table_id: int, seq: int) -> str | None:
+        """The table's definition (``TableSpec`` JSON) as of version ``seq``: the last one recorded at or before
+        it, the first one recorded for an earlier version (a column added before definitions were recorded), or
+        None when the definition never changed (``mk_tables.spec`` is the only one)."""
+        rows = cur.execute(
+            "SELECT spec FROM mk_table_specs WHERE table_id = ? AND seq <= ? ORDER BY seq DESC LIMIT 1",
+            (table_id, seq),
+        )
+        if not rows:
+            rows = cur.execute("SELECT spec FROM mk_table_specs WHERE table_id = ? ORDER BY seq LIMIT 1", (table_id,))
+        return str(rows[0][0]) if rows else None
+
+    def _record_spec(self, cur: Cursor, table_id: int, spec: TableSpec, seq: int) -> None:
+        """Inside a write transaction, with the commit of version ``seq``: ``spec`` becomes the table's definition
+        from ``seq`` on (``schema_seq``); the definition it replaces is recorded first if it never was, so time
+        travel to an earlier version keeps reading that version's columns."""
+        rows = cur.execute("SELECT spec, schema_seq FROM mk_tables WHERE table_id = ?", (table_id,))
+        if not rows:
+            raise MergekitError(ErrorCode.TABLE_NOT_FOUND, "Table was dropped")
+        old_json, old_seq = rows[0]
+        if not cur.execute("SELECT COUNT(*) FROM mk_table_specs WHERE table_id = ?", (table_id,))[0][0]:
+            cur.execute(
+                "INSERT INTO mk_table_specs (table_id, seq, spec) VALUES (?, ?, ?)", (table_id, old_seq, old_json)
+            )
+        text = spec.to_json()
+        cur.execute("INSERT INTO mk_table_specs (table_id, seq, spec) VALUES (?, ?, ?)", (table_id, seq, text))
+        cur.execute("UPDATE mk_tables SET spec = ?, schema_seq = ? WHERE table_id = ?", (text, seq, table_id))
 
     def _resolve_version(
         self, cur: Cursor, table_id: int, table: SchemaTableName, current_seq: int, version: TableVersion
@@ -320,7 +349,10 @@ class SnapshotMetadata(ConnectorMetadata):
                 ColumnMetadata(name=COMMIT_TIMESTAMP, type=pa.timestamp("us", tz="UTC"), nullable=False),
             ]
             key = ()
-        return ConnectorTableMetadata(table=h.table, columns=columns, primary_key=key, properties=properties)
+        checks = spec.check_constraints if h.kind != "changes" else ()  # the change feed is read-only
+        return ConnectorTableMetadata(
+            table=h.table, columns=columns, primary_key=key, properties=properties, check_constraints=checks
+        )
 
     def _handle(self, table_handle: ConnectorTableHandle) -> JournalTableHandle:
         if not isinstance(table_handle, JournalTableHandle):

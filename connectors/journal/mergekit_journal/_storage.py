@@ -72,6 +72,7 @@ def dictionary_columns(schema: pa.Schema, key: Sequence[str]) -> list[str]:
 
 def empty_table(spec: TableSpec, columns: Sequence[str]) -> pa.Table:
     types = {f.name: f.type for f in spec.explicit_file_schema}
+    types.update({c.name: c.type for c in spec.columns})
     types[V] = pa.int64()
     types[S] = pa.int64()
     return pa.table({c: pa.array([], types[c]) for c in columns})
@@ -144,12 +145,15 @@ class KeyFilter:
             return self.values
         return self.values.slice(start, stop - start)
 
-    def row_groups(self, pf: pq.ParquetFile) -> list[int]:
+    def row_groups(self, pf: pq.ParquetFile, name: str | None = None) -> list[int]:
+        """The row groups whose statistics of the key column (``name`` in the file, when the file names it
+        differently) may hold a wanted value."""
         meta = pf.metadata
         names = [meta.schema.column(j).path for j in range(meta.num_columns)]
-        if self.exclude or self.column not in names:
+        name = name or self.column
+        if self.exclude or name not in names:
             return list(range(meta.num_row_groups))
-        j = names.index(self.column)
+        j = names.index(name)
         keep = []
         for i in range(meta.num_row_groups):
             stats = meta.row_group(i).column(j).statistics
@@ -178,7 +182,9 @@ def read_versioned(
     """Read ``columns`` of one file plus ``__v``, ``__s`` and the operation column.
 
     Columns the file lacks (added by ``ALTER TABLE ADD COLUMN`` after it was written) come back as nulls.
-    ``filter_live`` drops tombstones and superseded rows (``__s`` not null) right away; ``keys`` keeps only
+    Columns are read under their physical names (``TableSpec.physical``: a renamed column's files keep the
+    name it was written under) and cast to the column's type (files written before a widening hold the
+    narrower type). ``filter_live`` drops tombstones and superseded rows (``__s`` not null) right away; ``keys`` keeps only
     rows with one of its key values. ``threads``: decode columns in parallel (the driver); page sources on
     executors read single-threaded, as each Spark task has one core.
     """
@@ -186,25 +192,34 @@ def read_versioned(
     path = join_path(base, ref.path)
     pf = pq.ParquetFile(fs.open_input_file(path))
     present = set(pf.schema_arrow.names)
-    wanted = [c for c in dict.fromkeys([*columns, OP_COLUMN]) if c in present]
+    names = list(dict.fromkeys([*columns, OP_COLUMN]))
+    physical = {c: c if c == OP_COLUMN else spec.physical(c) for c in names}
+    types = {c.name: c.type for c in spec.columns}
+    types[OP_COLUMN] = pa.int8()
+    wanted = [p for p in dict.fromkeys(physical.values()) if p in present]
     if ref.explicit_versions:
         wanted += [VERSION_COLUMN, SUBSEQUENT_COLUMN]
     if keys is None:
         table = pf.read(columns=wanted, use_threads=threads)
     else:
-        groups = keys.row_groups(pf)
+        key_name = spec.physical(keys.column)
+        groups = keys.row_groups(pf, key_name)
         if len(groups) == pf.metadata.num_row_groups:
             table = pf.read(columns=wanted, use_threads=threads)
         else:
             table = pf.read_row_groups(groups, columns=wanted, use_threads=threads)
-        if keys.column in present:
-            table = table.filter(keys.mask(table.column(keys.column)))
+        if key_name in present:
+            key_values = table.column(key_name)
+            if keys.column in types and key_values.type != types[keys.column]:
+                key_values = key_values.cast(types[keys.column])
+            table = table.filter(keys.mask(key_values))
     n = table.num_rows
-    types = {f.name: f.type for f in spec.file_schema}
     out: dict[str, pa.Array | pa.ChunkedArray] = {}
-    for c in dict.fromkeys([*columns, OP_COLUMN]):
-        if c in present:
-            out[c] = table.column(c)
+    for c in names:
+        if physical[c] in present:
+            out[c] = table.column(physical[c])
+            if c in types and out[c].type != types[c]:
+                out[c] = out[c].cast(types[c])  # written before a widening (SET DATA TYPE)
         else:
             out[c] = pa.nulls(n, types[c])
     ops = out[OP_COLUMN]

@@ -14,6 +14,7 @@ from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import (
     MERGE_PAGE_LAYOUT,
     TIME_TRAVEL_MESSAGE,
+    CheckConstraint,
     ColumnHandle,
     ColumnMetadata,
     Connector,
@@ -74,6 +75,7 @@ class MemoryMergeTableHandle(ConnectorMergeTableHandle):
     data_schema: pa.Schema
     fail_sink_on: str | None
     partition_columns: tuple[str, ...] = ()
+    added_columns: tuple[ColumnMetadata, ...] = ()  # MERGE WITH SCHEMA EVOLUTION: added by finish_merge
 
 
 @attrs.frozen(kw_only=True)
@@ -162,10 +164,87 @@ class MemoryMetadata(ConnectorMetadata):
     ) -> None:
         with self._c.lock:
             t = self._c.table(table_handle)
-            cols = list(t.metadata.columns)
+            self._add_columns(t, [column])
+            t.version += 1
+
+    def add_check_constraint(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, constraint: CheckConstraint
+    ) -> None:
+        with self._c.lock:
+            t = self._c.table(table_handle)
+            checks = (*t.metadata.check_constraints, constraint)
+            t.metadata = attrs.evolve(t.metadata, check_constraints=checks)
+
+    def drop_check_constraint(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, name: str
+    ) -> None:
+        with self._c.lock:
+            t = self._c.table(table_handle)
+            checks = tuple(c for c in t.metadata.check_constraints if c.name != name)
+            t.metadata = attrs.evolve(t.metadata, check_constraints=checks)
+
+    def set_column_default(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, column: str, default: str | None
+    ) -> None:
+        with self._c.lock:
+            t = self._c.table(table_handle)
+            cols = tuple(attrs.evolve(c, default=default) if c.name == column else c for c in t.metadata.columns)
+            t.metadata = attrs.evolve(t.metadata, columns=cols)
+
+    def _add_columns(self, t: _Table, columns: Sequence[ColumnMetadata]) -> None:
+        """Append nullable ``columns`` (before the hidden row id); existing rows read NULL in them."""
+        cols = list(t.metadata.columns)
+        for column in columns:
+            if any(c.name == column.name for c in cols):
+                raise MergekitError(ErrorCode.DUPLICATE_COLUMN_NAME, f"Column '{column.name}' already exists")
             cols.insert(len(cols) - 1, column)
-            t.metadata = attrs.evolve(t.metadata, columns=tuple(cols))
             t.data = t.data.add_column(t.data.num_columns - 1, column.name, pa.nulls(t.data.num_rows, column.type))
+        t.metadata = attrs.evolve(t.metadata, columns=tuple(cols))
+
+    def rename_column(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, source: str, target: str
+    ) -> None:
+        with self._c.lock:
+            t = self._c.table(table_handle)
+            if any(c.name == target for c in t.metadata.columns):
+                raise MergekitError(ErrorCode.DUPLICATE_COLUMN_NAME, f"Column '{target}' already exists")
+            cols = tuple(attrs.evolve(c, name=target) if c.name == source else c for c in t.metadata.columns)
+            props = dict(t.metadata.properties)
+            if "partitioned_by" in props:
+                props["partitioned_by"] = [target if p == source else p for p in props["partitioned_by"] or ()]
+            key = tuple(target if k == source else k for k in t.metadata.primary_key)
+            t.metadata = attrs.evolve(t.metadata, columns=cols, primary_key=key, properties=props)
+            t.data = t.data.rename_columns([target if n == source else n for n in t.data.column_names])
+            t.version += 1
+
+    def set_column_type(
+        self,
+        *,
+        session: ConnectorSession,
+        table_handle: ConnectorTableHandle,
+        column: str,
+        type: pa.DataType,
+        type_name: str,
+    ) -> None:
+        with self._c.lock:
+            t = self._c.table(table_handle)
+            cols = tuple(
+                attrs.evolve(c, type=type, type_name=type_name) if c.name == column else c for c in t.metadata.columns
+            )
+            i = t.data.schema.get_field_index(column)
+            t.data = t.data.set_column(i, column, t.data.column(i).cast(type))
+            t.metadata = attrs.evolve(t.metadata, columns=cols)
+            t.version += 1
+
+    def drop_column(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, column: str) -> None:
+        with self._c.lock:
+            t = self._c.table(table_handle)
+            if column in (t.metadata.properties.get("partitioned_by") or ()):
+                raise MergekitError(ErrorCode.NOT_SUPPORTED, f"Cannot drop partition column '{column}'")
+            cols = tuple(c for c in t.metadata.columns if c.name != column)
+            key = tuple(k for k in t.metadata.primary_key if k != column)
+            t.metadata = attrs.evolve(t.metadata, columns=cols, primary_key=key)
+            t.data = t.data.drop_columns([column])
             t.version += 1
 
     def truncate_table(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle) -> None:
@@ -212,6 +291,23 @@ class MemoryMetadata(ConnectorMetadata):
             partition_columns=tuple(t.metadata.properties.get("partitioned_by") or ()),
         )
 
+    def begin_merge_adding_columns(
+        self,
+        *,
+        session: ConnectorSession,
+        table_handle: ConnectorTableHandle,
+        update_case_columns: Mapping[int, Sequence[ColumnHandle]],
+        added_columns: Sequence[ColumnMetadata],
+    ) -> ConnectorMergeTableHandle:
+        """MERGE WITH SCHEMA EVOLUTION: sinks receive the added columns after the table's; ``finish_merge`` adds
+        them to the table under the same lock as the rows."""
+        handle = self.begin_merge(session=session, table_handle=table_handle, update_case_columns=update_case_columns)
+        assert isinstance(handle, MemoryMergeTableHandle)
+        schema = handle.data_schema
+        for c in added_columns:
+            schema = schema.append(pa.field(c.name, c.type))
+        return attrs.evolve(handle, data_schema=schema, added_columns=tuple(added_columns))
+
     def finish_merge(
         self, *, session: ConnectorSession, merge_handle: ConnectorMergeTableHandle, fragments: Sequence[Any]
     ) -> None:
@@ -220,6 +316,13 @@ class MemoryMetadata(ConnectorMetadata):
             raise MergekitError(ErrorCode.GENERIC_INTERNAL_ERROR, "finish_merge called without begin_merge")
         with self._c.lock:
             t = self._c.table(merge_handle.table_handle)
+            if merge_handle.added_columns:
+                before = (t.metadata, t.data)
+                try:
+                    self._add_columns(t, merge_handle.added_columns)
+                except MergekitError as exc:
+                    t.metadata, t.data = before
+                    raise MergekitError(ErrorCode.TRANSACTION_CONFLICT, f"{exc.message} (added concurrently)") from exc
             frags = [f for f in fragments if isinstance(f, MemoryFragment)]
             self._c.last_fragments = frags
             data = t.data

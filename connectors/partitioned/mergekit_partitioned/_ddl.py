@@ -1,8 +1,9 @@
 """DDL of the partitioned connector: plain tables (the base connector's, guarded) and merge tables.
 
-Plain ``CREATE``/``DROP TABLE``, ``ADD``/``DROP COLUMN`` and ``TRUNCATE`` go to the base connector, except
-that a name may not clash with a merge table and a child of a merge table can be neither dropped nor
-altered; a merge table takes a new column only while it has no partitions and never drops one. Merge-table
+Plain ``CREATE``/``DROP TABLE``, ``ADD COLUMN`` and ``TRUNCATE`` go to the base connector, except that a name
+may not clash with a merge table and a child of a merge table can be neither dropped nor altered; a merge table
+takes a new column only while it has no partitions (``DROP``/``RENAME COLUMN`` and ``SET DATA TYPE``, of every
+child at once: ``_evolution``). Merge-table
 DDL is MonetDB's: ``CREATE MERGE TABLE ... [PARTITION BY ...]``, ``ALTER TABLE ... ADD | SET TABLE ... AS
 PARTITION ...`` (the child's definition, its bounds, overlaps with its siblings and the rows it already holds
 are checked first) and ``ALTER TABLE ... DROP TABLE``. Error texts follow MonetDB's
@@ -100,30 +101,6 @@ class DdlMetadata(TablesMetadata):
             )
         self.bm.add_column(session=session, table_handle=table_handle, column=column)
 
-    def drop_column(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, column: str) -> None:
-        """A merge table never drops a column (MonetDB's errors name a partition column or expression that
-        depends on it); a member: ``NOT_SUPPORTED``; any other table: the base's."""
-        if isinstance(table_handle, MergeTableHandle):
-            scheme = table_handle.scheme
-            name = table_handle.table.table
-            if scheme is not None and scheme.column == column:
-                raise _err(
-                    ErrorCode.INVALID_PARTITION,
-                    f"ALTER TABLE: cannot drop column '{column}': is the partitioned column on the table '{name}'",
-                )
-            if scheme is not None and column in scheme.expression_columns:
-                raise _err(
-                    ErrorCode.INVALID_PARTITION,
-                    f"ALTER TABLE: cannot drop column '{column}': the expression used in '{name}' depends on it",
-                )
-            raise _err(ErrorCode.NOT_SUPPORTED, f"ALTER TABLE: cannot drop a column of MERGE TABLE '{name}'")
-        if isinstance(table_handle, MemberTableHandle):
-            raise _err(
-                ErrorCode.NOT_SUPPORTED,
-                f"ALTER TABLE: cannot drop column of a PARTITION of a MERGE or REPLICA TABLE '{table_handle.table.table}'",
-            )
-        self.bm.drop_column(session=session, table_handle=table_handle, column=column)
-
     def truncate_table(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle) -> None:
         """A merge table: the SPI default (``NOT_SUPPORTED``; the engine falls back to DELETE, which commits every
         child atomically); a system table: ``NOT_SUPPORTED``; any other table: the base's."""
@@ -167,7 +144,7 @@ class DdlMetadata(TablesMetadata):
                 column_id = self.registry.next_id(cur, "column")
             cur.execute(
                 "INSERT INTO pt_merge_tables (table_id, schema_name, table_name, columns, primary_key, scheme, "
-                "scheme_id, column_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "scheme_id, column_id, checks) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     table_id,
                     name.schema,
@@ -177,6 +154,7 @@ class DdlMetadata(TablesMetadata):
                     dumps(scheme) if scheme is not None else None,
                     scheme_id,
                     column_id,
+                    dumps(tuple(table_metadata.check_constraints)),
                 ),
             )
 
@@ -309,7 +287,7 @@ class DdlMetadata(TablesMetadata):
         kind = _kind_word(merge.scheme)
         prefix = f"ALTER {kind}: to be added table doesn't match {kind} definition"
         if child_merge is not None:
-            columns, key = child_merge.columns, child_merge.primary_key
+            columns, key, checks = child_merge.columns, child_merge.primary_key, child_merge.check_constraints
             if child_merge.scheme is not None and not any(c.parent_id == child_merge.table_id for c in state[2]):
                 raise _err(
                     ErrorCode.INVALID_PARTITION,
@@ -318,7 +296,7 @@ class DdlMetadata(TablesMetadata):
         else:
             assert child_handle is not None
             meta = self.bm.get_table_metadata(session=session, table_handle=child_handle)
-            columns, key = meta.visible_columns, meta.primary_key
+            columns, key, checks = meta.visible_columns, meta.primary_key, meta.check_constraints
         mine = [(c.name, c.type) for c in merge.columns if not c.hidden]
         theirs = [(c.name, c.type) for c in columns if not c.hidden]
         if mine != theirs:
@@ -327,6 +305,12 @@ class DdlMetadata(TablesMetadata):
             raise _err(ErrorCode.INVALID_PARTITION, f"{prefix} (column NULL check)")
         if tuple(merge.primary_key) != tuple(key):
             raise _err(ErrorCode.INVALID_PARTITION, f"{prefix} (key)")
+        # Writes through the merge table are checked against its CHECK constraints (and those above it) only, so
+        # a child may have no other: each of its constraints must be one of them (by expression).
+        held = {c.expression for c in (*merge.check_constraints, *self._inherited_checks(merge.name, state))}
+        extra = next((c for c in checks if c.expression not in held), None)
+        if extra is not None:
+            raise _err(ErrorCode.INVALID_PARTITION, f"{prefix} (CHECK constraint {extra.name}: {extra.expression})")
 
     def _check_bounds(self, scheme: PartitionScheme, bounds: PartitionBounds, values: Sequence[Any]) -> None:
         """Bounds of the scheme's kind: a value list non-empty, without nulls or duplicates; a range without

@@ -13,6 +13,7 @@ import attrs
 import pyarrow as pa
 
 from mergekit.spi import (
+    CheckConstraint,
     ColumnMetadata,
     ConnectorMergeTableHandle,
     ConnectorSplit,
@@ -77,6 +78,8 @@ class MergeTableHandle(ConnectorTableHandle):
     checks: tuple[tuple[Level, PartitionBounds], ...] = attrs.field(default=(), converter=tuple, eq=False)
     """Enclosing merge tables and the bounds this table has under them (checked on direct writes)."""
     has_children: bool = False
+    check_constraints: tuple[CheckConstraint, ...] = attrs.field(default=(), converter=tuple, eq=False)
+    """The table's CHECK constraints, then those of every enclosing merge table (the engine enforces them)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -116,6 +119,8 @@ class PartitionedMergeHandle(ConnectorMergeTableHandle):
     data_types: tuple[pa.DataType, ...] = attrs.field(converter=tuple, eq=False)
     base_row_id_type: pa.DataType | None = attrs.field(default=None, eq=False)
     statement: str = "INSERT"
+    added_columns: tuple[ColumnMetadata, ...] = attrs.field(default=(), converter=tuple, eq=False)
+    """MERGE WITH SCHEMA EVOLUTION: columns every child adds in the commit, then the registry."""
 
 
 @attrs.frozen(kw_only=True)

@@ -6,11 +6,13 @@ base tables attached to one (members: writes are checked against their partition
 tables ``table_partitions``, ``range_partitions`` and ``value_partitions``. Error texts follow MonetDB's
 (shared/reference/seed-systems.md §2.3), with mergekit's schema names in place of ``sys``.
 
-``PartitionedMetadata`` is composed of four parts, one module each:
+``PartitionedMetadata`` is composed of six parts, one module each:
 
 - ``_tables``: the base of the others: the registry, merge-table handles, names, columns, ``SYSTEM_TABLES``;
 - ``_ddl``: plain DDL (the base connector's, guarded) and merge-table DDL (``CREATE MERGE TABLE``,
   ``ALTER TABLE ... ADD | SET | DROP TABLE``);
+- ``_evolution``: ``DROP``/``RENAME COLUMN`` and ``SET DATA TYPE`` (of a merge table: every child and the registry);
+- ``_constraints``: CHECK constraints (a merge table's hold for every child) and column defaults;
 - ``_reads``: splits and native scans (the union of the pruned children) and the system tables' rows;
 - ``_writes``: row ids, layouts and the merge protocol (one atomic commit across the children).
 
@@ -30,7 +32,9 @@ from mergekit.spi import (
     Constraint,
 )
 
+from ._constraints import ConstraintMetadata
 from ._ddl import DdlMetadata
+from ._evolution import EvolutionMetadata
 from ._reads import ReadMetadata
 from ._tables import SYSTEM_SCHEMA, SYSTEM_TABLES
 from ._writes import WriteMetadata
@@ -38,7 +42,7 @@ from ._writes import WriteMetadata
 __all__ = ["PartitionedMetadata", "PartitionedSplitManager", "SYSTEM_TABLES", "SYSTEM_SCHEMA"]
 
 
-class PartitionedMetadata(DdlMetadata, ReadMetadata, WriteMetadata):
+class PartitionedMetadata(ConstraintMetadata, DdlMetadata, EvolutionMetadata, ReadMetadata, WriteMetadata):
     """One catalog's metadata: merge tables from the registry, everything else delegated to the base
     connector's metadata.
 

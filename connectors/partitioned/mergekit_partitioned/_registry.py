@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from mergekit.spi import ColumnMetadata, PartitionBounds, PartitionScheme, SchemaTableName
+from mergekit.spi import CheckConstraint, ColumnMetadata, PartitionBounds, PartitionScheme, SchemaTableName
 
 __all__ = ["Registry", "MergeTableRow", "ChildRow"]
 
@@ -27,6 +27,8 @@ _SCHEMA = [
         table_id INTEGER PRIMARY KEY, schema_name TEXT NOT NULL, table_name TEXT NOT NULL,
         columns BLOB NOT NULL, primary_key BLOB NOT NULL, scheme BLOB, scheme_id INTEGER, column_id INTEGER,
         UNIQUE (schema_name, table_name))""",
+    # CHECK constraints of merge tables (a pickled tuple of CheckConstraint); added to registries made before them
+    "ALTER TABLE pt_merge_tables ADD COLUMN checks BLOB",
     """CREATE TABLE IF NOT EXISTS pt_children (
         child_id INTEGER PRIMARY KEY, schema_name TEXT NOT NULL, table_name TEXT NOT NULL,
         parent_id INTEGER NOT NULL, bounds BLOB, UNIQUE (schema_name, table_name))""",
@@ -42,6 +44,7 @@ class MergeTableRow:
     scheme: PartitionScheme | None
     scheme_id: int | None
     column_id: int | None
+    check_constraints: tuple[CheckConstraint, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -60,6 +63,10 @@ class Registry:
         self._conn.execute("PRAGMA journal_mode=WAL")
         with self.write() as cur:
             for stmt in _SCHEMA:
+                if stmt.startswith("ALTER TABLE pt_merge_tables ADD COLUMN checks"):
+                    have = {row[1] for row in cur.execute("PRAGMA table_info(pt_merge_tables)").fetchall()}
+                    if "checks" in have:
+                        continue
                 cur.execute(stmt)
 
     @contextlib.contextmanager
@@ -82,8 +89,8 @@ class Registry:
     def merge_tables(self) -> list[MergeTableRow]:
         with self._lock:
             rows = self._conn.execute(
-                "SELECT table_id, schema_name, table_name, columns, primary_key, scheme, scheme_id, column_id "
-                "FROM pt_merge_tables ORDER BY table_id"
+                "SELECT table_id, schema_name, table_name, columns, primary_key, scheme, scheme_id, column_id, "
+                "checks FROM pt_merge_tables ORDER BY table_id"
             ).fetchall()
         return [_merge_row(r) for r in rows]
 
@@ -119,6 +126,7 @@ def _merge_row(r: tuple[Any, ...]) -> MergeTableRow:
         scheme=pickle.loads(r[5]) if r[5] is not None else None,
         scheme_id=r[6],
         column_id=r[7],
+        check_constraints=pickle.loads(r[8]) if r[8] is not None else (),
     )
 
 

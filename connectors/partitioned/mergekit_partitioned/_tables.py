@@ -14,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
 import pyarrow as pa
 
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import (
+    CheckConstraint,
     ColumnHandle,
     ColumnMetadata,
     ConnectorMetadata,
@@ -27,6 +29,7 @@ from mergekit.spi import (
     PartitionBounds,
     PartitionScheme,
     SchemaTableName,
+    TableCommit,
     TableVersion,
 )
 
@@ -67,6 +70,15 @@ SYSTEM_TABLES: dict[str, pa.Schema] = {
 
 def _err(code: ErrorCode, message: str) -> MergekitError:
     return MergekitError(code, message)
+
+
+def _merged(own: Sequence[CheckConstraint], inherited: Sequence[CheckConstraint]) -> tuple[CheckConstraint, ...]:
+    """``own`` then ``inherited``, each constraint once (a child may repeat its merge table's)."""
+    out: list[CheckConstraint] = []
+    for c in (*own, *inherited):
+        if c not in out:
+            out.append(c)
+    return tuple(out)
 
 
 def _kind_word(scheme: PartitionScheme | None) -> str:
@@ -134,7 +146,25 @@ class TablesMetadata(ConnectorMetadata):
             levels=levels,
             checks=self._checks(row.name, state),
             has_children=any(c.parent_id == row.table_id for c in children),
+            check_constraints=_merged(row.check_constraints, self._inherited_checks(row.name, state)),
         )
+
+    def _inherited_checks(self, name: SchemaTableName, state: Any) -> tuple[CheckConstraint, ...]:
+        """The CHECK constraints of every merge table enclosing ``name``, nearest first: a merge table's
+        constraint holds for every row of every child, at any depth."""
+        by_id, _, children = state
+        out: list[CheckConstraint] = []
+        current = name
+        seen: set[SchemaTableName] = set()
+        while current not in seen:
+            seen.add(current)
+            link = next((c for c in children if c.name == current), None)
+            parent = by_id.get(link.parent_id) if link is not None else None
+            if parent is None:
+                break
+            out.extend(parent.check_constraints)
+            current = parent.name
+        return tuple(out)
 
     def _checks(self, name: SchemaTableName, state: Any) -> tuple[tuple[Level, PartitionBounds], ...]:
         """The bounds ``name`` must satisfy at every enclosing merge table, nearest first."""
@@ -209,6 +239,15 @@ class TablesMetadata(ConnectorMetadata):
             session=session, table=table, from_version=from_version, to_version=to_version
         )
 
+    def get_table_history(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle
+    ) -> Sequence[TableCommit]:
+        """The base connector's history of a plain table or a child (``DESCRIBE HISTORY``); a merge table has none
+        of its own (``NOT_SUPPORTED``: read a child's)."""
+        if isinstance(table_handle, MergeTableHandle | SystemTableHandle):
+            return super().get_table_history(session=session, table_handle=table_handle)
+        return self.bm.get_table_history(session=session, table_handle=self._unwrap(table_handle))
+
     def get_table_metadata(
         self, *, session: ConnectorSession, table_handle: ConnectorTableHandle
     ) -> ConnectorTableMetadata:
@@ -223,6 +262,7 @@ class TablesMetadata(ConnectorMetadata):
                 columns=table_handle.columns,
                 primary_key=table_handle.primary_key,
                 properties=props,
+                check_constraints=table_handle.check_constraints,
             )
         if isinstance(table_handle, SystemTableHandle):
             schema = SYSTEM_TABLES[table_handle.kind]
@@ -230,6 +270,9 @@ class TablesMetadata(ConnectorMetadata):
                 table=table_handle.table, columns=[ColumnMetadata(name=f.name, type=f.type) for f in schema]
             )
         meta = self.bm.get_table_metadata(session=session, table_handle=self._unwrap(table_handle))
+        inherited = self._inherited_checks(table_handle.table, self._state())
+        if inherited:  # a child: its own constraints, then those of the merge tables above it (writes pass both)
+            return attrs.evolve(meta, check_constraints=_merged(meta.check_constraints, inherited))
         return meta
 
     def get_column_handles(

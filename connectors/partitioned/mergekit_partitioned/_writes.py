@@ -19,6 +19,7 @@ import pyarrow as pa
 from mergekit.errors import ErrorCode
 from mergekit.spi import (
     ColumnHandle,
+    ColumnMetadata,
     ComputedColumn,
     ConnectorMergeTableHandle,
     ConnectorSession,
@@ -38,6 +39,7 @@ from ._handles import (
     SystemTableHandle,
     key_column,
 )
+from ._registry import dumps
 from ._tables import TablesMetadata, _err
 
 __all__ = ["WriteMetadata"]
@@ -142,10 +144,50 @@ class WriteMetadata(TablesMetadata):
         """A merge table: a base merge on every leaf (all aborted if one fails), the leaves pinned to those
         merges' handles; a member: the base's merge wrapped with the checks of its bounds; any other table: the base's
         merge handle."""
+        return self._begin(session, table_handle, update_case_columns, ())
+
+    def begin_merge_adding_columns(
+        self,
+        *,
+        session: ConnectorSession,
+        table_handle: ConnectorTableHandle,
+        update_case_columns: Mapping[int, Sequence[ColumnHandle]],
+        added_columns: Sequence[ColumnMetadata],
+    ) -> ConnectorMergeTableHandle:
+        """MERGE WITH SCHEMA EVOLUTION. A merge table: every leaf begins a base merge that adds the columns, and
+        ``finish_merge`` commits every leaf (the ones without rows too: all children keep one definition) in one
+        atomic commit of the base, then records the columns in the registry for the merge table and the merge
+        tables nested in it. A member (or a merge table that is itself a child): ``NOT_SUPPORTED``, as for ``ADD
+        COLUMN``. Any other table: the base's."""
+        if isinstance(table_handle, MemberTableHandle) or (
+            isinstance(table_handle, MergeTableHandle)
+            and any(c.name == table_handle.table for c in self.registry.children())
+        ):
+            raise _err(
+                ErrorCode.NOT_SUPPORTED,
+                f"MERGE: cannot add column to a PARTITION of a MERGE or REPLICA TABLE '{table_handle.table.table}'",
+            )
+        if not isinstance(table_handle, MergeTableHandle):
+            return self.bm.begin_merge_adding_columns(
+                session=session,
+                table_handle=table_handle,
+                update_case_columns=update_case_columns,
+                added_columns=added_columns,
+            )
+        return self._begin(session, table_handle, update_case_columns, tuple(added_columns))
+
+    def _begin(
+        self,
+        session: ConnectorSession,
+        table_handle: ConnectorTableHandle,
+        update_case_columns: Mapping[int, Sequence[ColumnHandle]],
+        added: tuple[ColumnMetadata, ...],
+    ) -> ConnectorMergeTableHandle:
+        """``begin_merge``; with ``added`` (a merge table only), every leaf's base merge adds those columns."""
         layout = self.get_insert_layout(session=session, table_handle=table_handle)
         computed = tuple(c.name for c in layout.computed_columns) if layout is not None else ()
         meta = self.get_table_metadata(session=session, table_handle=table_handle)
-        visible = meta.visible_columns
+        visible = (*meta.visible_columns, *added)
         if isinstance(table_handle, MemberTableHandle):
             child = self.bm.begin_merge(
                 session=session, table_handle=table_handle.base, update_case_columns=update_case_columns
@@ -169,14 +211,18 @@ class WriteMetadata(TablesMetadata):
         begun: list[tuple[int, ConnectorMergeTableHandle]] = []
         try:
             for leaf in table_handle.leaves:
-                begun.append(
-                    (
-                        leaf.leaf_id,
-                        self.bm.begin_merge(
-                            session=session, table_handle=leaf.handle, update_case_columns=update_case_columns
-                        ),
+                if added:
+                    child = self.bm.begin_merge_adding_columns(
+                        session=session,
+                        table_handle=leaf.handle,
+                        update_case_columns=update_case_columns,
+                        added_columns=added,
                     )
-                )
+                else:
+                    child = self.bm.begin_merge(
+                        session=session, table_handle=leaf.handle, update_case_columns=update_case_columns
+                    )
+                begun.append((leaf.leaf_id, child))
         except BaseException:
             for _, mh in begun:
                 self.bm.abort_merge(session=session, merge_handle=mh)
@@ -191,6 +237,7 @@ class WriteMetadata(TablesMetadata):
             data_types=tuple(c.type for c in visible),
             base_row_id_type=row_id_type.field("row").type,
             statement=_statement_prefix(session).rstrip(": ") or "INSERT",
+            added_columns=added,
         )
 
     def finish_merge(
@@ -208,6 +255,9 @@ class WriteMetadata(TablesMetadata):
             per_leaf.setdefault(f.leaf_id, []).extend(f.fragments)
         touched = [(mh, per_leaf[leaf_id]) for leaf_id, mh in merge_handle.children if per_leaf.get(leaf_id)]
         untouched = [mh for leaf_id, mh in merge_handle.children if not per_leaf.get(leaf_id)]
+        if merge_handle.added_columns:
+            # every child takes the new columns, rows or not, in one commit; then the registry
+            touched, untouched = [(mh, per_leaf.get(leaf_id, [])) for leaf_id, mh in merge_handle.children], []
         try:
             if len(touched) > 1:
                 # One atomic commit across every child the statement changed.
@@ -221,6 +271,28 @@ class WriteMetadata(TablesMetadata):
         finally:
             for mh in untouched:
                 self._abort_quietly(session, mh)
+        if merge_handle.added_columns:
+            self._record_added_columns(merge_handle)
+
+    def _record_added_columns(self, merge_handle: PartitionedMergeHandle) -> None:
+        """The merge table and every merge table nested in it take the columns its children took."""
+        target = merge_handle.table_handle
+        assert isinstance(target, MergeTableHandle)
+        merges = {m.table_id: m for m in self.registry.merge_tables()}
+        by_name = {m.name: m for m in merges.values()}
+        children = self.registry.children()
+        pending, seen = [target.table_id], set()
+        with self.registry.write() as cur:
+            while pending:
+                table_id = pending.pop()
+                if table_id in seen or table_id not in merges:
+                    continue
+                seen.add(table_id)
+                row = merges[table_id]
+                known = {c.name for c in row.columns}
+                columns = (*row.columns, *(c for c in merge_handle.added_columns if c.name not in known))
+                cur.execute("UPDATE pt_merge_tables SET columns = ? WHERE table_id = ?", (dumps(columns), table_id))
+                pending += [by_name[c.name].table_id for c in children if c.parent_id == table_id and c.name in by_name]
 
     def _abort_quietly(self, session: ConnectorSession, mh: ConnectorMergeTableHandle) -> None:
         """Abort a child's merge, ignoring failures: cleanup only (vacuum removes leftovers)."""
