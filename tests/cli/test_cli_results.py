@@ -22,7 +22,11 @@ def big(spark, tmp_path):
     path = tmp_path / "wh"
     engine = Engine.local(warehouse=str(path))
     engine.execute("CREATE TABLE big (id BIGINT, label VARCHAR)")
-    engine.execute(f"INSERT INTO big SELECT x, 'row ' || CAST(x AS VARCHAR) FROM UNNEST(sequence(1, {ROWS})) u(x)")
+    # sequence() holds at most 10,000 entries (Trino's limit): ids are a * 1000 + b
+    engine.execute(
+        "INSERT INTO big SELECT a * 1000 + b, 'row ' || CAST(a * 1000 + b AS VARCHAR) "
+        f"FROM UNNEST(sequence(0, {ROWS // 1000 - 1})) x(a) CROSS JOIN UNNEST(sequence(1, 1000)) y(b)"
+    )
     engine.close()
     return path
 

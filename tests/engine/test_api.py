@@ -56,6 +56,7 @@ def test_merge_into_builder_with_a_dataframe_source(spark) -> None:
         "inserted": 1,
         "updated": 1,
         "deleted": 1,
+        "unchanged": 0,  # updates whose new values equal the old ones (counted, not written)
         "per_case": {
             0: {"inserted": 0, "updated": 0, "deleted": 1},
             1: {"inserted": 0, "updated": 1, "deleted": 0},
