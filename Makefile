@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CONNECTORS := connectors/memory $(wildcard connectors/journal) $(wildcard connectors/partitioned)
 
-.PHONY: venv test lint demo clean bench bench-quick
+.PHONY: venv test lint demo clean bench bench-quick fuzz
 
 venv: $(VENV)/.installed
 
@@ -37,6 +37,14 @@ bench: venv
 bench-quick: venv
 	@$(PY) -c "import psutil, duckdb, deltalake, matplotlib" 2>/dev/null || $(PY) -m pip install --quiet -e ".[test,bench]"
 	$(PY) -m bench.run --sizes 1M/100k,10M/10k --systems journal,pyspark_rewrite,duckdb --reps 1 --warm 3
+
+# Issue 16's differential test against PostgreSQL 15 (tests/differential/): N statements (default 2000) from seed
+# SEED (default 16); FEATURES=do_nothing,... turns optional generator features on (all: every one), ONLY=i re-runs
+# scenario i, REPORT=path writes every disagreement as a JSON line. About 1-3 s per statement on 2 cores.
+fuzz: venv
+	MERGEKIT_FUZZ_N=$(or $(N),2000) MERGEKIT_FUZZ_SEED=$(SEED) MERGEKIT_FUZZ_FEATURES=$(FEATURES) \
+	MERGEKIT_FUZZ_ONLY=$(ONLY) MERGEKIT_FUZZ_REPORT=$(REPORT) \
+	$(PY) -m pytest -q -p no:cacheprovider -s tests/differential/test_differential.py
 
 clean:
 	rm -rf $(VENV) warehouse spark-warehouse
