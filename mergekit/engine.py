@@ -139,6 +139,8 @@ class Engine:
         qname = msql.QualifiedName(tuple(p.strip('"').lower() for p in name.split(".")))
         ref = msql.TableRef(name=qname, version=version)
         ctx = self._context()  # its views live until close(): the DataFrame reads them
+        # the caller's filters are unknown: none may run on the row versions the scan drops
+        ctx.guard_scans = True
         with self._lock, applied_conf(self.spark, self._python_exec):
             ctx.bind([ref])
             return self.spark.table(ctx.views[ref])
@@ -188,6 +190,7 @@ class Engine:
             applied_conf(self.spark, self._python_exec),
             self._statement(stream=stream, overrides=overrides) as ctx,
         ):
+            ctx.guard_scans = msql.predicates_may_fail(statement)
             try:
                 return handler(ctx, statement)
             except MergekitError:
@@ -214,6 +217,7 @@ class MergeBuilder:
         self._target_alias = target_alias
         self._clauses: list[str] = []
         self._properties: dict[str, str] = {}
+        self._evolve = False
 
     def _when(self, head: str, condition: str | None, action: str) -> MergeBuilder:
         self._clauses.append(f"{head}{f' AND ({condition})' if condition else ''} THEN {action}")
@@ -240,6 +244,21 @@ class MergeBuilder:
     def when_not_matched_by_source_delete(self, *, condition: str | None = None) -> MergeBuilder:
         return self._when("WHEN NOT MATCHED BY SOURCE", condition, "DELETE")
 
+    def when_matched_update_all(self, *, condition: str | None = None) -> MergeBuilder:
+        """``WHEN MATCHED THEN UPDATE SET *`` (Delta's ``whenMatchedUpdateAll``): every target column that the
+        source has, by name, takes the source's value."""
+        return self._when("WHEN MATCHED", condition, "UPDATE SET *")
+
+    def when_not_matched_insert_all(self, *, condition: str | None = None) -> MergeBuilder:
+        """``WHEN NOT MATCHED THEN INSERT *`` (Delta's ``whenNotMatchedInsertAll``): the source's columns by name."""
+        return self._when("WHEN NOT MATCHED", condition, "INSERT *")
+
+    def with_schema_evolution(self) -> MergeBuilder:
+        """``MERGE WITH SCHEMA EVOLUTION``: source columns the target lacks that the clauses assign (``SET *``,
+        ``INSERT *`` or by name) are added to the target in the statement's commit (docs/sql.md)."""
+        self._evolve = True
+        return self
+
     def deduplicate_source(self, *, order_by: str, keep: str = "first") -> MergeBuilder:
         """Of several source rows matching one target row, only the ``keep`` ("first" or "last") one by
         ``order_by`` (an ORDER BY list over the source alias, e.g. ``"s.updated_at"``) meets the WHEN clauses,
@@ -255,7 +274,7 @@ class MergeBuilder:
     def sql(self, source_name: str) -> str:
         alias = f" AS {self._target_alias}" if self._target_alias else ""
         return (
-            f"MERGE INTO {self._target}{alias} USING {source_name} AS {self._source_alias} ON {self._on} "
+            f"MERGE {'WITH SCHEMA EVOLUTION ' if self._evolve else ''}INTO {self._target}{alias} USING {source_name} AS {self._source_alias} ON {self._on} "
             + " ".join(self._clauses)
         )
 

@@ -169,7 +169,14 @@ _SUBCLASS_BY_CODE: dict[ErrorCode, type[MergekitError]] = {
     ErrorCode.TRANSACTION_CONFLICT: TransactionConflictError,
 }
 
-_CODED = re.compile(r"\[(" + "|".join(c.name for c in ErrorCode) + r")\] ([^\n]*)")
+# Where a coded message begins: the text itself, a line, Spark's raise_error condition, a Python exception line
+# (``mergekit.errors.MergekitError: [CODE] ...``). Not inside quoted SQL or a plan, which can hold the literal
+# of a raise_error call that never ran (the SQL context of a cast error, an analysis error's plan).
+_CODED = re.compile(
+    r"(?:^|\n|USER_RAISED_EXCEPTION\] |\w(?:Error|Exception): )\[("
+    + "|".join(c.name for c in ErrorCode)
+    + r")\] ([^\n]*)"
+)
 
 
 def find_error(text: str) -> MergekitError | None:

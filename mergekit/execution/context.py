@@ -58,6 +58,8 @@ class StatementContext:
         self.constraints: dict[msql.TableRef, Constraint] = {}  # partition pruning hints per table read
         self.scans: list[dict[str, Any]] = []  # what each connector scan read (splits), for Result.metrics
         self.created: list[str] = []
+        # the statement has a predicate that may fail on a row: scans keep their row filtering below it
+        self.guard_scans = False
 
     def session(self, catalog: str) -> ConnectorSession:
         if catalog not in self.sessions:
@@ -116,6 +118,7 @@ class StatementContext:
                 columns,
                 self.constraints.get(ref),
                 stats=stats,
+                guard=self.guard_scans,
             )
             self.scans.append(stats)
             view = self.new_view(df, table.name.table)

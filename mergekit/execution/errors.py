@@ -31,7 +31,12 @@ _BY_CONDITION: list[tuple[str, ErrorCode]] = [
     ("SCALAR_SUBQUERY_TOO_MANY_ROWS", ErrorCode.SUBQUERY_MULTIPLE_ROWS),
     ("MISSING_AGGREGATION", ErrorCode.TYPE_MISMATCH),
     ("UNSUPPORTED_SUBQUERY_EXPRESSION_CATEGORY", ErrorCode.NOT_SUPPORTED),
+    ("INVALID_PARAMETER_VALUE.PATTERN", ErrorCode.INVALID_FUNCTION_ARGUMENT),  # a constant invalid regex
 ]
+
+# An invalid regular expression that reaches a task (a pattern from a column, or one Spark does not fold): Java's
+# exception, which Trino reports as INVALID_FUNCTION_ARGUMENT with the pattern's error.
+_BAD_PATTERN = re.compile(r"java\.util\.regex\.PatternSyntaxException: ([^\n]*)(?:\n([^\n]*))?")
 
 
 def _condition(exc: BaseException) -> str | None:
@@ -326,7 +331,8 @@ def translate_error(exc: BaseException) -> MergekitError:
             ErrorCode.STATEMENT_TOO_DEEP, "Statement is too deeply nested (expression depth exceeds the limit)"
         )
     text = str(exc)
-    ours = find_error(text)
+    # An analysis error quotes the plan, and with it the messages of raise_error calls that never ran.
+    ours = None if "AnalysisException" in type(exc).__name__ else find_error(text)
     if ours is not None and not _ADVICE_TEXT.search(ours.message):  # not Spark's [NUMERIC_VALUE_OUT_OF_RANGE]
         return ours
     arithmetic = arithmetic_error(text)  # also when it reached the driver inside a task's or worker's stack
@@ -340,6 +346,11 @@ def translate_error(exc: BaseException) -> MergekitError:
             ErrorCode.CONFIGURATION_INVALID,
             worker_python_message(None, missing.group(0) if missing else "ModuleNotFoundError"),
         )
+    bad_pattern = _BAD_PATTERN.search(text)
+    if bad_pattern is not None:
+        pattern = (bad_pattern.group(2) or "").strip()
+        detail = bad_pattern.group(1).strip() + (f": {pattern}" if pattern and not pattern.startswith("at ") else "")
+        return MergekitError(ErrorCode.INVALID_FUNCTION_ARGUMENT, f"Invalid regular expression: {detail}")
     condition = _condition(exc) or ""
     if condition.startswith("INVALID_INLINE_TABLE"):
         return _inline_table_error(exc, condition)
@@ -348,6 +359,9 @@ def translate_error(exc: BaseException) -> MergekitError:
             message = None
             if code in (ErrorCode.COLUMN_NOT_FOUND, ErrorCode.AMBIGUOUS_NAME):
                 message = _column_message(exc, condition)
+            elif condition.startswith("INVALID_PARAMETER_VALUE.PATTERN"):
+                invalid = re.search(r"is invalid: (.*)", _spark_message(exc))
+                message = f"Invalid regular expression: {invalid.group(1).rstrip('.') if invalid else ''}".rstrip(": ")
             return MergekitError(code, message or _without_advice(_spark_message(exc)))
     if "PythonException" in type(exc).__name__ or "Traceback" in text:
         lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith((" ", "\t"))]

@@ -66,8 +66,11 @@ def conform_page(page: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     return page
 
 
-def _native_frame(spark: SparkSession, native: NativeScan, columns: Sequence[ColumnHandle] | None) -> DataFrame:
-    """One native scan as a DataFrame with ``columns`` (None: the file columns as they are)."""
+def _native_frame(
+    spark: SparkSession, native: NativeScan, columns: Sequence[ColumnHandle] | None, *, guard: bool = False
+) -> DataFrame:
+    """One native scan as a DataFrame with ``columns`` (None: the file columns as they are). ``guard``: no
+    filter above the scan may be pushed below its anti join (see :func:`scan_table`)."""
     if native.paths:
         reader = spark.read.format(native.format).options(**dict(native.options))
         df = reader.schema(spark_schema(native.schema)).load(list(native.paths))
@@ -81,6 +84,11 @@ def _native_frame(spark: SparkSession, native: NativeScan, columns: Sequence[Col
         if native.anti_join.broadcast:
             excluded = F.broadcast(excluded)
         df = df.join(excluded, on=list(native.anti_join.keys), how="left_anti")
+        if guard:
+            # Spark pushes a filter through projections and below the left side of an anti join, so a
+            # predicate would run on the superseded versions the join drops. It pushes nothing through a
+            # sample: one that keeps every row (Bernoulli over [0, 1)) costs a random number per row.
+            df = df.sample(withReplacement=False, fraction=1.0, seed=0)
     if columns is None:
         return df
     return df.select(
@@ -123,12 +131,18 @@ def scan_table(
     constraint: Constraint | None = None,
     *,
     stats: dict[str, object] | None = None,
+    guard: bool = False,
 ) -> DataFrame:
     """A DataFrame with exactly ``columns`` (by handle name) of the table. ``constraint`` goes to the
     connector (``get_native_scan`` / ``get_splits``) for pruning; ``stats``, when given, receives ``splits``
     (how many splits were read through page sources) and ``files`` (how many files Spark read natively) so
     callers can show what pruning achieved, and ``enforced`` (the columns whose constraint the connector
-    enforced exactly, :attr:`NativeScanUnion.enforced`)."""
+    enforced exactly, :attr:`NativeScanUnion.enforced`).
+
+    ``guard``: the statement has a predicate that may fail on a row (``mergekit.sql.predicates_may_fail``),
+    so every filter stays above the rows a native scan drops with its anti join (a row filter is evaluated
+    first in the same Spark filter, and page sources drop rows before the engine sees them). Without it,
+    Spark pushes the statement's filters down to the files."""
     metadata = connector.get_metadata()
     constraint = constraint or Constraint()
     native = metadata.get_native_scan(
@@ -143,7 +157,7 @@ def scan_table(
             stats["files"] = sum(len(n.paths) for n in native.scans)
             if native.enforced:
                 stats["enforced"] = sorted(native.enforced)
-        frames = [_native_frame(spark, n, columns) for n in native.scans if n.paths]
+        frames = [_native_frame(spark, n, columns, guard=guard) for n in native.scans if n.paths]
         if splits or not frames:
             frames.append(_split_frame(spark, connector, session, table_handle, columns, splits))
         df = frames[0]

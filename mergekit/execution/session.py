@@ -32,6 +32,19 @@ REQUIRED_CONF: Mapping[str, str] = {
     "spark.sql.caseSensitive": "false",
 }
 
+# Optimizer rules mergekit turns off (added to the session's own ``spark.sql.optimizer.excludedRules``).
+# PushProjectionThroughUnion fails with ``NoSuchElementException: key not found`` on a projection holding a
+# correlated subquery above a union (a journal scan is a union of natively read files and page sources:
+# ``UPDATE t SET b = CASE WHEN NOT EXISTS (SELECT ... WHERE q.k = t.k) ...``, found by the differential test).
+# Without it the projection runs once above the union instead of in each branch: the same work.
+EXCLUDED_RULES: tuple[str, ...] = ("org.apache.spark.sql.catalyst.optimizer.PushProjectionThroughUnion",)
+_EXCLUDED_RULES_KEY = "spark.sql.optimizer.excludedRules"
+
+
+def _with_excluded_rules(current: str | None) -> str:
+    rules = [r.strip() for r in (current or "").split(",") if r.strip()]
+    return ",".join(rules + [r for r in EXCLUDED_RULES if r not in rules])
+
 
 def local_session(
     *, master: str | None = None, shuffle_partitions: int | None = None, conf: Mapping[str, str] | None = None
@@ -69,7 +82,7 @@ def local_session(
         # One process: shuffle blocks never cross a network, and compressing them costs the CPU the join needs
         # (a 10M/1M MERGE shuffles 1.6M rows; about 0.2 s of its 3.5 s on 2 cores).
         builder = builder.config("spark.shuffle.compress", "false").config("spark.shuffle.spill.compress", "false")
-    for key, value in {**REQUIRED_CONF, **(conf or {})}.items():
+    for key, value in {**REQUIRED_CONF, _EXCLUDED_RULES_KEY: _with_excluded_rules(None), **(conf or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("OFF")
@@ -78,7 +91,7 @@ def local_session(
 
 @contextmanager
 def applied_conf(spark: SparkSession, python_exec: str | None = None) -> Iterator[None]:
-    """:data:`REQUIRED_CONF` (and ``python_exec`` for the Python functions created meanwhile) for the duration of
+    """:data:`REQUIRED_CONF`, :data:`EXCLUDED_RULES` (and ``python_exec`` for the Python functions created meanwhile) for the duration of
     the block; the session's own values afterwards, also when the block raises.
 
     Spark captures these settings when a DataFrame is analysed (ANSI evaluation mode, the time zone of
@@ -88,7 +101,9 @@ def applied_conf(spark: SparkSession, python_exec: str | None = None) -> Iterato
     """
     conf = spark.conf
     saved: dict[str, str | None] = {}
-    for key, value in REQUIRED_CONF.items():
+    required = dict(REQUIRED_CONF)
+    required[_EXCLUDED_RULES_KEY] = _with_excluded_rules(conf.get(_EXCLUDED_RULES_KEY, None))
+    for key, value in required.items():
         current = conf.get(key, None)  # None: not set in this session (Spark's default applies)
         if current != value:
             saved[key] = current

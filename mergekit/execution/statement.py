@@ -341,8 +341,10 @@ def _prepare_lookup(
 
 def plan_dml(ctx: StatementContext, st: msql.Statement) -> PlannedDml:
     """Plan and analyse ``st`` against an empty stand-in for the target; choose its strategy. Nothing begins."""
+    written_as_merge = True  # MERGE, UPDATE ... FROM; not INSERT OVERWRITE or ON CONFLICT planned as a MERGE
     if isinstance(st, msql.Insert) and (st.overwrite or st.on_conflict is not None):
         st = _insert_as_merge(ctx, st)
+        written_as_merge = False
     table, target = _target(ctx, st.target, insert_only=isinstance(st, msql.Insert))  # type: ignore[attr-defined]
     if isinstance(st, msql.Delete) and st.using is not None:
         _check_unambiguous(ctx, st, target)
@@ -357,7 +359,7 @@ def plan_dml(ctx: StatementContext, st: msql.Statement) -> PlannedDml:
         st = insert_with_defaults(st, target)  # DEFAULT VALUES, DEFAULT in VALUES rows
     plan = _logical_plan(st, target, tuple(f.name for f in source[1]) if source is not None else None)
     plan = apply_defaults(plan)  # DEFAULT as a value; an INSERT's omitted columns take their defaults
-    if isinstance(st, msql.Merge) and plan.join in (JoinKind.RIGHT, JoinKind.FULL):
+    if isinstance(st, msql.Merge) and written_as_merge and plan.join in (JoinKind.RIGHT, JoinKind.FULL):
         plan = attrs.evolve(plan, dedup=source_dedup(ctx.properties))  # SET SESSION merge_duplicate_source
     session = ctx.session(table.catalog)
     columns_by_name = table.connector.get_metadata().get_column_handles(session=session, table_handle=table.handle)
@@ -530,7 +532,16 @@ def _target_view(
         schema = T.StructType([T.StructField(c.name, spark_type(c.type), True) for c in columns])
         return ctx.new_view(ctx.spark.createDataFrame([], schema), "target_probe")
     stats: dict[str, Any] = {"table": table.full_name, "target": True}
-    df = scan_table(ctx.spark, table.connector, ctx.session(table.catalog), handle, columns, constraint, stats=stats)
+    df = scan_table(
+        ctx.spark,
+        table.connector,
+        ctx.session(table.catalog),
+        handle,
+        columns,
+        constraint,
+        stats=stats,
+        guard=ctx.guard_scans,
+    )
     ctx.scans.append(stats)
     for c in added:
         df = df.withColumn(c.name, F.lit(None).cast(spark_type(c.type)))

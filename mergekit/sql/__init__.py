@@ -4,6 +4,7 @@ DDL and STREAM) into an immutable statement model, and renders expressions as Sp
 from __future__ import annotations
 
 from ._functions import register_function
+from ._guard import predicates_may_fail
 from ._lower import Apply, Const, Lowered, Ref
 from ._mergetable import cast_query, equi_join_keys, predicate_constraints, scan_constraints
 from ._model import (
@@ -57,6 +58,7 @@ from ._render import spark_type_sql
 from ._upsert import overwrite_as_merge, upsert_as_merge
 
 __all__ = [
+    "predicates_may_fail",
     "ResetSession",
     "SetSession",
     "ShowSession",

@@ -297,6 +297,12 @@ def _when(when: exp.When) -> MergeCase:
             if values_node is not None:
                 raise syntax_error("INSERT * takes no VALUES")
             return MergeCase(kind=kind, action=MergeAction.INSERT, condition=condition, star=True)
+        if values_node is None and _is_default_keyword(cols_node):
+            # INSERT DEFAULT VALUES (PostgreSQL): every column takes its default (NULL without one); the parser
+            # reads the keyword as a one-column list and finds nothing after VALUES
+            return MergeCase(
+                kind=kind, action=MergeAction.INSERT, condition=condition, insert_columns=(), insert_values=()
+            )
         if not isinstance(values_node, exp.Expression):
             raise syntax_error("WHEN NOT MATCHED THEN INSERT needs VALUES (...)")
         columns = None
@@ -315,6 +321,16 @@ def _when(when: exp.When) -> MergeCase:
             insert_values=tuple(Expression(v) for v in values),
         )
     raise syntax_error(f"unsupported MERGE action: {_text(then)}")
+
+
+def _is_default_keyword(node: exp.Expression | None) -> bool:
+    """Whether ``node`` is the keyword DEFAULT as the parser leaves it in ``INSERT DEFAULT VALUES``."""
+    if isinstance(node, exp.Tuple) and len(node.expressions) == 1:
+        (only,) = node.expressions
+        return (
+            isinstance(only, exp.Column) and not only.table and not only.this.quoted and only.name.upper() == "DEFAULT"
+        )
+    return False
 
 
 def _merge(tree: exp.Merge) -> Merge:

@@ -152,6 +152,11 @@ def _not_matched_do_nothing_skipped(st: Statement, pg: Outcome, mk: Outcome) -> 
     return "not_matched_only_do_nothing" in st.tags and pg.ok and mk.error in runtime
 
 
+def _nothing_to_change(st: Statement, pg: Outcome, mk: Outcome) -> bool:
+    runtime = ("22003", "22012", "22P02", "21000/subquery")
+    return "all_do_nothing" in st.tags and mk.ok and mk.count == 0 and pg.error in runtime
+
+
 def _null_left_operand(st: Statement, pg: Outcome, mk: Outcome) -> bool:
     return "null_left_operand" in st.tags and mk.ok and pg.error in ("22003", "22012", "22P02", "21000/subquery")
 
@@ -196,6 +201,13 @@ DELIBERATE: list[Deliberate] = [
         "the conditions of those clauses are never evaluated and an error in them (CAST(s.w AS INTEGER) of 'a b') "
         "is never raised; mergekit evaluates them for the source rows no target row matches, as written.",
         _not_matched_do_nothing_skipped,
+    ),
+    Deliberate(
+        "nothing_to_change",
+        "A MERGE whose WHEN clauses all say DO NOTHING can change no row: mergekit (Spark's optimizer) computes "
+        "neither its source nor the join, so an error there (an overflow in a computed source column) is not "
+        "raised; PostgreSQL runs the join and fails.",
+        _nothing_to_change,
     ),
     Deliberate(
         "null_left_operand",

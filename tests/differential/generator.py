@@ -950,6 +950,9 @@ class _Writer:
         if not_matched and all(c.endswith("THEN DO NOTHING") for c in not_matched):
             # PostgreSQL then joins without the source rows no target row matches (compare.DELIBERATE)
             self.acc.tags.add("not_matched_only_do_nothing")
+        if all(c.endswith("THEN DO NOTHING") for c in clauses):
+            # nothing can change: mergekit computes neither the source nor the join (compare.DELIBERATE)
+            self.acc.tags.add("all_do_nothing")
         target = f"tgt{' AS ' + alias if alias else ''}"
         return f"{with_}MERGE INTO {target} USING {source} ON {on} {' '.join(clauses)}"
 

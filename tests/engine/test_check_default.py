@@ -95,6 +95,20 @@ def test_defaults_fill_omitted_columns_and_default_values(lake: Engine) -> None:
     lake.execute("CREATE TABLE events (kind VARCHAR DEFAULT 'ping', n BIGINT DEFAULT 2 * 21)")
     assert lake.execute("INSERT INTO events DEFAULT VALUES").row_count == 1
     assert lake.execute("SELECT * FROM events").rows() == [("ping", 42)]
+    # MERGE ... WHEN NOT MATCHED THEN INSERT DEFAULT VALUES (PostgreSQL): one row of defaults per source row
+    merged = lake.execute(
+        "MERGE INTO events e USING (VALUES 'a', 'ping') s(kind) ON e.kind = s.kind "
+        "WHEN NOT MATCHED THEN INSERT DEFAULT VALUES"
+    )
+    assert merged.row_count == 1
+    assert lake.execute("SELECT * FROM events").rows() == [("ping", 42), ("ping", 42)]
+    fails(
+        lake,
+        "MERGE INTO accounts t USING (VALUES 99) s(id) ON t.id = s.id WHEN NOT MATCHED THEN INSERT DEFAULT VALUES",
+        ErrorCode.CONSTRAINT_VIOLATION,
+        "NULL value not allowed for NOT NULL column: id",
+        "accounts",
+    )
 
 
 def test_default_as_a_value_in_update_and_merge(lake: Engine) -> None:

@@ -77,3 +77,21 @@ def test_a_connector_without_schema_evolution_refuses_it_and_changes_nothing(spa
         assert res.columns == ["id", "v"] and res.rows() == [(1, "a")]
     finally:
         engine.close()
+
+
+def test_the_dataframe_builder_evolves_the_schema_with_update_all_and_insert_all(engine: Engine, spark) -> None:
+    engine.execute("CREATE TABLE t (id INTEGER, v VARCHAR)")
+    engine.execute("INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+    source = spark.createDataFrame([(1, "A", 10), (3, "C", 30)], "id INT, v STRING, score INT")
+    plain = engine.merge_into("t", source=source, on="t.id = s.id").when_matched_update_all()
+    assert plain.execute().row_count == 1  # without evolution, score is not a target column and is not used
+    assert [c for c, *_ in engine.execute("DESCRIBE t").rows()] == ["id", "v"]
+    result = (
+        engine.merge_into("t", source=source, on="t.id = s.id")
+        .with_schema_evolution()
+        .when_matched_update_all(condition="s.score > 5")
+        .when_not_matched_insert_all()
+        .execute()
+    )
+    assert result.row_count == 2 and result.metrics["added_columns"] == ["score"]
+    assert engine.execute("SELECT * FROM t ORDER BY id").rows() == [(1, "A", 10), (2, "b", None), (3, "C", 30)]

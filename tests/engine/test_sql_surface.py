@@ -292,6 +292,18 @@ def test_duplicate_source_policy_through_sql_session_property(keyed: Engine) -> 
     # target row 2 takes the source row with the largest ts; unmatched source rows are all inserted
     assert result.row_count == 3
     assert set(rows(keyed)) == {(1, 10, "a"), (2, 202, "b"), (3, 30, "c"), (10, 900, None), (11, 901, None)}
+    # UPDATE ... FROM is planned as a MERGE: the policy picks its row too
+    assert keyed.execute("UPDATE t SET x = s.x FROM s WHERE t.k = s.k").row_count == 1
+    assert (2, 202, "b") in rows(keyed)
+    # INSERT ... ON CONFLICT keeps PostgreSQL's rule whatever the session says (its source is named excluded)
+    upsert = keyed.execute("INSERT INTO t (k, x) VALUES (1, 5) ON CONFLICT (k) DO UPDATE SET x = excluded.x")
+    assert upsert.row_count == 1 and (1, 5, "a") in rows(keyed)
+    # the policy's ORDER BY names the source by its alias: a MERGE naming it otherwise cannot resolve it
+    before = rows(keyed)
+    with pytest.raises(MergekitError) as caught:
+        keyed.execute(merge.replace("USING s ON t.k = s.k", "USING s AS src ON t.k = src.k").replace("s.", "src."))
+    assert caught.value.code is ErrorCode.COLUMN_NOT_FOUND and "'s.ts' cannot be resolved" in str(caught.value)
+    assert rows(keyed) == before
     keyed.execute("RESET SESSION merge_duplicate_source")
     with pytest.raises(MergekitError) as caught:
         keyed.execute(merge.replace("UPDATE SET x = s.x", "UPDATE SET x = s.x + 1"))

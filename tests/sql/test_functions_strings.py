@@ -176,6 +176,9 @@ ERRORS = [
     ("regexp_split(s, e)", REFUSED, "empty string at the start"),
     ("regexp_position(s, 'a', 2)", REFUSED, "start or occurrence"),
     ("regexp_position(s, s)", REFUSED, "constant pattern"),
+    ("regexp_like(s, '(')", BAD, "Invalid regular expression"),
+    ("regexp_replace(s, '*x', 'y')", BAD, "Invalid regular expression"),
+    ("regexp_like('a', s || '(')", BAD, "Invalid regular expression: Unclosed group"),  # the pattern is data
 ]
 
 
