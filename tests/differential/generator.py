@@ -242,7 +242,9 @@ class Exprs:
                     self.right_operand(before, ca)
                     self.raises("div0")
             self.raises("overflow")  # INT_MIN / -1
-            return self.binary(a, rng.choice(["/", "%"]), b), _wider(ta, tb), False
+            # constants divided by a constant are a constant: PostgreSQL computes it (and converts it to a column's
+            # type) while planning, so a constant BIGINT must stay out of INTEGER columns (Exprs.value)
+            return self.binary(a, rng.choice(["/", "%"]), b), _wider(ta, tb), ca and cb
         if kind == "coalesce":
             a, ta, ca = self.int_(depth - 1)
             b, tb, cb = self.int_(depth - 1)
