@@ -23,6 +23,7 @@ from mergekit.execution.query import explain, run_query
 from mergekit.execution.session import applied_conf, local_session, python_for_workers
 from mergekit.execution.session_statements import SESSION_STATEMENTS
 from mergekit.execution.statement import run_dml
+from mergekit.execution.streams import create_stream
 from mergekit.metadata import Catalogs, connector_from_spec, default_connector
 from mergekit.planner import check_session_property
 from mergekit.result import Result
@@ -43,6 +44,7 @@ STATEMENTS: dict[type, Callable[[StatementContext, Any], Result]] = {
     msql.Update: run_dml,
     msql.Delete: run_dml,
     msql.Insert: run_dml,
+    msql.CreateStream: create_stream,
     **DDL_STATEMENTS,
     **SESSION_STATEMENTS,
 }

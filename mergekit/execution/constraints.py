@@ -27,12 +27,14 @@ from mergekit.result import Result
 from mergekit.spi import (
     CHECK_CONSTRAINT_MESSAGE,
     SET_DEFAULT_MESSAGE,
+    STREAMS_MESSAGE,
     CheckConstraint,
     ColumnHandle,
     ColumnMetadata,
     ConnectorMetadata,
     ConnectorSession,
     SchemaTableName,
+    StreamDefinition,
     sql_type_name,
 )
 
@@ -137,17 +139,21 @@ def verify_stored(
     name: SchemaTableName,
     columns: Sequence[ColumnMetadata],
     checks: Sequence[CheckConstraint],
+    stream: StreamDefinition | None = None,
 ) -> None:
-    """After ``create_table`` made a new table: a connector that did not store the defaults or CHECK constraints
-    it was given would let writes skip them, so the table is dropped again and the statement refused
-    (NOT_SUPPORTED)."""
+    """After ``create_table`` made a new table: a connector that did not store the defaults, CHECK constraints or
+    stream definition it was given would let writes skip them, so the table is dropped again and the statement
+    refused (NOT_SUPPORTED)."""
     defaults = {c.name: c.default for c in columns if c.default is not None}
-    if not defaults and not checks:
+    if not defaults and not checks and stream is None:
         return
     handle = meta.get_table_handle(session=session, table=name)
     if handle is None:
         return
     stored = meta.get_table_metadata(session=session, table_handle=handle)
+    if stored.stream != stream:
+        meta.drop_table(session=session, table_handle=handle)
+        raise MergekitError(ErrorCode.NOT_SUPPORTED, STREAMS_MESSAGE)
     stored_defaults = {c.name: c.default for c in stored.columns if c.default is not None}
     stored_checks = [(c.name, c.expression) for c in stored.check_constraints]
     missing_checks = any((c.name, c.expression) not in stored_checks for c in checks)

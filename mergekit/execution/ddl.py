@@ -21,12 +21,16 @@ from mergekit.result import Result
 from mergekit.spi import (
     ColumnHandle,
     ColumnMetadata,
+    ConnectorMetadata,
+    ConnectorSession,
     ConnectorTableMetadata,
+    MonotonicColumn,
     PartitionBounds,
     PartitionKind,
     PartitionMethod,
     PartitionScheme,
     SchemaTableName,
+    StreamDefinition,
     parse_sql_type,
     sql_type_name,
 )
@@ -44,7 +48,7 @@ from .constraints import (
 from .context import StatementContext, view_name
 from .evolution import refuse_constrained, rename_column, set_column_type
 from .scan import scan_table
-from .statement import run_dml
+from .statement import refuse_stream_change, run_dml
 from .types import arrow_type, spark_sql_type, spark_type, trino_name
 
 __all__ = ["run_ddl", "DDL_STATEMENTS"]
@@ -64,7 +68,9 @@ def _no_duplicate_columns(names: Sequence[str]) -> None:
         raise MergekitError(ErrorCode.DUPLICATE_COLUMN_NAME, f"Column name '{dupes[0]}' specified more than once")
 
 
-def create_table(ctx: StatementContext, st: msql.CreateTable) -> Result:
+def create_table(ctx: StatementContext, st: msql.CreateTable, *, stream: StreamDefinition | None = None) -> Result:
+    """CREATE TABLE, and CREATE STREAM with ``stream`` (``mergekit.execution.streams``)."""
+    kind = "STREAM" if stream is not None else "TABLE"
     catalog, name = ctx.catalogs.split_name(st.name)
     connector = ctx.catalogs.get(catalog)
     session = ctx.session(catalog)
@@ -72,8 +78,8 @@ def create_table(ctx: StatementContext, st: msql.CreateTable) -> Result:
     properties = validate_table_properties(catalog, connector.get_table_properties(), st.properties)
     if meta.get_table_handle(session=session, table=name) is not None:
         if st.if_not_exists:
-            return Result(statement="CREATE TABLE", row_count=0 if st.as_query else None)
-        raise MergekitError(ErrorCode.TABLE_ALREADY_EXISTS, f"Table '{catalog}.{name}' already exists")
+            return Result(statement=f"CREATE {kind}", row_count=0 if st.as_query else None)
+        raise MergekitError(ErrorCode.TABLE_ALREADY_EXISTS, f"{kind.title()} '{catalog}.{name}' already exists")
     if st.as_query is not None:
         df = ctx.spark.sql(ctx.render(st.as_query))
         columns = tuple(
@@ -91,12 +97,17 @@ def create_table(ctx: StatementContext, st: msql.CreateTable) -> Result:
         columns = with_defaults(ctx, columns, st.columns)
     checks = named_checks(ctx, name, columns, st.check_constraints)
     table_metadata = ConnectorTableMetadata(
-        table=name, columns=columns, primary_key=st.primary_key, properties=properties, check_constraints=checks
+        table=name,
+        columns=columns,
+        primary_key=st.primary_key,
+        properties=properties,
+        check_constraints=checks,
+        stream=stream,
     )
     meta.create_table(session=session, table_metadata=table_metadata, ignore_existing=st.if_not_exists)
-    verify_stored(meta, session, name, columns, checks)
+    verify_stored(meta, session, name, columns, checks, stream)
     if st.as_query is None:
-        return Result(statement="CREATE TABLE")
+        return Result(statement=f"CREATE {kind}")
     if not st.with_data:  # CREATE TABLE ... AS query WITH NO DATA: the query's columns, no rows
         return Result(statement="CREATE TABLE AS", row_count=0)
     try:
@@ -114,12 +125,19 @@ def drop_table(ctx: StatementContext, st: msql.DropTable) -> Result:
     meta = ctx.catalogs.get(catalog).get_metadata()
     session = ctx.session(catalog)
     handle = meta.get_table_handle(session=session, table=name)
+    kind = "STREAM" if st.stream else "TABLE"
     if handle is None:
         if st.if_exists:
-            return Result(statement="DROP TABLE")
-        raise MergekitError(ErrorCode.TABLE_NOT_FOUND, f"Table '{catalog}.{name}' does not exist")
+            return Result(statement=f"DROP {kind}")
+        raise MergekitError(ErrorCode.TABLE_NOT_FOUND, f"{kind.title()} '{catalog}.{name}' does not exist")
+    is_stream = meta.get_table_metadata(session=session, table_handle=handle).stream is not None
+    if is_stream != st.stream:
+        what = "a stream" if is_stream else "a table"
+        raise MergekitError(
+            ErrorCode.NOT_SUPPORTED, f"'{catalog}.{name}' is {what}: use DROP {'STREAM' if is_stream else 'TABLE'}"
+        )
     meta.drop_table(session=session, table_handle=handle)
-    return Result(statement="DROP TABLE")
+    return Result(statement=f"DROP {kind}")
 
 
 def create_schema(ctx: StatementContext, st: msql.CreateSchema) -> Result:
@@ -135,9 +153,19 @@ def create_schema(ctx: StatementContext, st: msql.CreateSchema) -> Result:
 def show_tables(ctx: StatementContext, st: msql.ShowTables) -> Result:
     catalog = st.schema.parts[0] if st.schema and len(st.schema.parts) == 2 else ctx.catalogs.default_catalog
     schema = st.schema.parts[-1] if st.schema else ctx.catalogs.default_schema
-    names = ctx.catalogs.get(catalog).get_metadata().list_tables(session=ctx.session(catalog), schema=schema)
+    meta = ctx.catalogs.get(catalog).get_metadata()
+    session = ctx.session(catalog)
+    names = meta.list_tables(session=session, schema=schema)
     tables = [n.table for n in names if st.like is None or msql.like_matches(n.table, st.like, st.escape)]
+    if st.streams:  # SHOW STREAMS
+        tables = [t for t, n in zip(tables, names, strict=False) if _is_stream(meta, session, n)]
+        return Result(statement="SHOW STREAMS", table=pa.table({"Stream": pa.array(tables, pa.string())}))
     return Result(statement="SHOW TABLES", table=pa.table({"Table": pa.array(tables, pa.string())}))
+
+
+def _is_stream(meta: ConnectorMetadata, session: ConnectorSession, name: SchemaTableName) -> bool:
+    handle = meta.get_table_handle(session=session, table=name)
+    return handle is not None and meta.get_table_metadata(session=session, table_handle=handle).stream is not None
 
 
 def show_schemas(ctx: StatementContext, st: msql.ShowSchemas) -> Result:
@@ -147,21 +175,25 @@ def show_schemas(ctx: StatementContext, st: msql.ShowSchemas) -> Result:
 
 
 def describe(ctx: StatementContext, st: msql.Describe) -> Result:
-    cols = ctx.resolve(st.name).metadata.visible_columns
+    metadata = ctx.resolve(st.name).metadata
+    cols = metadata.visible_columns
+    monotonic = {m.name: m for m in metadata.stream.monotonic} if metadata.stream is not None else {}
     table = pa.table(
         {
             "Column": [c.name for c in cols],
             "Type": [c.type_name or sql_type_name(c.type) for c in cols],
-            "Extra": [_extra(c) for c in cols],
+            "Extra": [_extra(c, monotonic.get(c.name)) for c in cols],
             "Comment": [c.comment or "" for c in cols],
         }
     )
     return Result(statement="DESCRIBE", table=table)
 
 
-def _extra(c: ColumnMetadata) -> str:
-    """DESCRIBE's Extra: ``not null`` and the column's ``default <expression>``."""
-    return ", ".join(([] if c.nullable else ["not null"]) + ([f"default {c.default}"] if c.default else []))
+def _extra(c: ColumnMetadata, monotonic: MonotonicColumn | None = None) -> str:
+    """DESCRIBE's Extra: ``not null``, the column's ``default <expression>``, and ``monotonic [descending]`` for
+    a stream's monotonic column."""
+    order = [] if monotonic is None else ["monotonic descending" if monotonic.descending else "monotonic"]
+    return ", ".join(([] if c.nullable else ["not null"]) + ([f"default {c.default}"] if c.default else []) + order)
 
 
 def describe_history(ctx: StatementContext, st: msql.DescribeHistory) -> Result:
@@ -175,6 +207,7 @@ def describe_history(ctx: StatementContext, st: msql.DescribeHistory) -> Result:
 def truncate(ctx: StatementContext, st: msql.Truncate) -> Result:
     """Metadata-only where the connector supports it, else a DELETE of every row."""
     table = ctx.resolve(st.name)
+    refuse_stream_change(table)
     try:
         table.connector.get_metadata().truncate_table(session=ctx.session(table.catalog), table_handle=table.handle)
     except MergekitError as exc:

@@ -11,11 +11,14 @@ from mergekit.result import Result
 from .context import StatementContext
 from .statement import explain_dml, spi_constraint
 from .stream import SparkArrowSource
+from .streams import check_query_modality, run_stream_query
 
 __all__ = ["run_query", "explain"]
 
 
 def run_query(ctx: StatementContext, st: msql.Query) -> Result:
+    if check_query_modality(ctx, st):  # SELECT STREAM (seed 001): a bounded run
+        return run_stream_query(ctx, st)
     ctx.constraints.update({ref: spi_constraint(found) for ref, found in msql.scan_constraints(st).items()})
     df = ctx.spark.sql(ctx.render(st))  # analysed now: it still reads the statement's views once they are dropped
     if ctx.stream:

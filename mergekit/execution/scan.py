@@ -29,7 +29,7 @@ from mergekit.spi import (
 
 from .types import spark_schema, spark_type
 
-__all__ = ["scan_table", "conform_page"]
+__all__ = ["scan_table", "scan_stream", "conform_page"]
 
 
 @attrs.frozen
@@ -169,4 +169,17 @@ def scan_table(
     )
     if stats is not None:
         stats["splits"] = len(splits)
+    return _split_frame(spark, connector, session, table_handle, columns, splits)
+
+
+def scan_stream(
+    spark: SparkSession,
+    connector: Connector,
+    session: ConnectorSession,
+    table_handle: ConnectorTableHandle,
+    columns: Sequence[ColumnHandle],
+    splits: Sequence[ConnectorSplit],
+) -> DataFrame:
+    """A stream's rows from ``splits`` (``get_stream_splits``: one per commit, in commit order) as a DataFrame
+    with one partition per split, in that order: narrow operations over it keep the streams' arrival order."""
     return _split_frame(spark, connector, session, table_handle, columns, splits)

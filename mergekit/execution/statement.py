@@ -106,8 +106,17 @@ class PlannedDml:
         return "\n".join(lines)
 
 
+def refuse_stream_change(table: ResolvedTable) -> None:
+    """STREAM_NOT_ALLOWED for a statement that would change or remove rows of a stream (seed 001: rows only
+    arrive)."""
+    if table.metadata.stream is not None:
+        raise MergekitError(ErrorCode.STREAM_NOT_ALLOWED, f"Stream '{table.name.table.upper()}' is append-only")
+
+
 def _target(ctx: StatementContext, name: msql.QualifiedName, *, insert_only: bool) -> tuple[ResolvedTable, TargetTable]:
     table = ctx.resolve(name)
+    if not insert_only:
+        refuse_stream_change(table)
     meta = table.connector.get_metadata()
     session = ctx.session(table.catalog)
     try:

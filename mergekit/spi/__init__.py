@@ -24,7 +24,8 @@ piece                            runs on     called
 Modules: ``_connector`` (factory, connector, context), ``_metadata`` (driver-side operations and the
 NOT_SUPPORTED messages), ``_model`` (names, columns, handles, layouts, sessions), ``_read`` (splits, page
 sources, native scans, indexes), ``_sink`` (merge sinks, the merge page layout and operations),
-``_partitioning`` (merge tables of seed 004), ``_properties`` (table properties), ``_types`` (SQL type names).
+``_partitioning`` (merge tables of seed 004), ``_streams`` (streams of seed 001), ``_properties`` (table
+properties), ``_types`` (SQL type names).
 The private modules are an implementation detail: import from ``mergekit.spi``. Two names are type aliases
 for documentation's sake: ``MergeFragment`` (what a sink's ``finish()`` returns, opaque to the engine) and
 ``Procedure`` (a callable of ``Connector.get_procedures``). ``create_connector`` calls a factory with or
@@ -54,6 +55,14 @@ row changes (UPDATE, DELETE, MERGE)
     additionally ``get_row_change_paradigm`` and ``get_merge_row_id_column_handle`` (the scan must produce
     the row id column), and sinks that handle every operation of :class:`MergeOperation`.
     ``begin_merge_adding_columns`` adds ``MERGE WITH SCHEMA EVOLUTION``: new columns committed with the rows.
+streams (seed 001: ``CREATE STREAM``, ``INSERT`` into it, ``SELECT STREAM``)
+    ``create_table`` honouring ``ConnectorTableMetadata.stream`` (:class:`StreamDefinition`: the monotonic
+    columns and the slack) and ``get_table_metadata`` returning it; the append-only write path, with the
+    monotonicity check inside ``finish_merge``'s commit (``CONSTRAINT_VIOLATION``, :func:`monotonic_violation`);
+    ``get_stream_commits`` (:class:`StreamCommit` per commit: version, row count, monotonic low/high) and
+    ``get_stream_splits`` (the rows of a version range, read by the page source provider). The engine refuses
+    UPDATE, DELETE, MERGE and TRUNCATE on a stream itself. A connector whose state lives in one process
+    raises ``NOT_SUPPORTED`` (:data:`STREAMS_MESSAGE`) from ``create_table`` for a stream.
 faster
     ``get_native_scan``, ``get_value_set_columns``, ``resolve_index`` with ``Connector.get_index_provider``,
     ``get_insert_layout`` / ``get_update_layout`` to route rows to writers.
@@ -198,10 +207,27 @@ from ._sink import (
     create_delete_and_insert_pages,
 )
 
+# Streams (seed 001): what makes a table a stream, its commits, the monotonicity message.
+from ._streams import (
+    STREAMS_MESSAGE,
+    MonotonicColumn,
+    StreamCommit,
+    StreamDefinition,
+    StreamMetadata,
+    monotonic_violation,
+)
+
 # SQL type names <-> Arrow types.
 from ._types import parse_sql_type, sql_type_name
 
 __all__ = [
+    # ---- streams (seed 001) ----
+    "STREAMS_MESSAGE",
+    "MonotonicColumn",
+    "StreamCommit",
+    "StreamDefinition",
+    "StreamMetadata",
+    "monotonic_violation",
     # ---- plugin entry: found through the ``mergekit.connectors`` entry-point group (driver) ----
     "ConnectorFactory",
     "ConnectorContext",

@@ -22,6 +22,8 @@ Groups of optional methods, and what a connector gets by overriding them:
 * Versions (``get_table_handle(version=...)``, ``get_table_history``, ``get_changes_handle``): time travel,
   ``DESCRIBE HISTORY`` and ``table_changes(...)``.
 * Read acceleration (``get_native_scan``, ``get_value_set_columns``, ``resolve_index``): same results, faster.
+* Streams (seed 001: ``create_table`` with ``stream`` set, ``get_stream_commits``, ``get_stream_splits``; see
+  ``mergekit.spi._streams``): ``CREATE STREAM``, ``INSERT`` into it, ``SELECT STREAM``.
 * Merge tables (seed 004: ``create_merge_table``, ``get_partition_scheme``, ``set_table_partition``,
   ``drop_table_partition``).
 
@@ -56,6 +58,7 @@ from ._model import (
 )
 from ._partitioning import PartitionBounds, PartitionScheme, RowsCheck
 from ._read import ALL, ConnectorResolvedIndex, Constraint, NativeScan, NativeScanUnion
+from ._streams import StreamMetadata
 
 __all__ = [
     "ConnectorMetadata",
@@ -110,7 +113,7 @@ def _not_supported(message: str) -> MergekitError:
     return MergekitError(ErrorCode.NOT_SUPPORTED, message)
 
 
-class ConnectorMetadata(abc.ABC):
+class ConnectorMetadata(StreamMetadata, abc.ABC):
     """Catalog operations and the MERGE protocol of one connector instance (one catalog).
 
     Returned by ``Connector.get_metadata()``, on the driver, whenever the engine needs it (it may be asked

@@ -30,6 +30,8 @@ from typing import Any
 import attrs
 import pyarrow as pa
 
+from ._streams import StreamDefinition
+
 __all__ = [
     "SchemaTableName",
     "ColumnMetadata",
@@ -156,6 +158,10 @@ class ConnectorTableMetadata:
     ``create_table`` the ones the statement declares (a connector that cannot store them raises
     ``NOT_SUPPORTED`` with ``CHECK_CONSTRAINT_MESSAGE``; one that ignores them is caught by the engine, which
     reads the table back, drops it and refuses the statement), from ``get_table_metadata`` the ones it stored.
+
+    ``stream``: the object is a stream (``CREATE STREAM``): in ``create_table`` the engine asks for one (a
+    connector that cannot store streams raises ``NOT_SUPPORTED`` with ``STREAMS_MESSAGE``; one that ignores it
+    is caught as for CHECK), and ``get_table_metadata`` must return it for as long as the stream exists.
     """
 
     table: SchemaTableName
@@ -164,6 +170,8 @@ class ConnectorTableMetadata:
     properties: Mapping[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping, eq=False, hash=False)
     comment: str | None = None
     check_constraints: tuple[CheckConstraint, ...] = attrs.field(default=(), converter=_checks)
+    # set when the object is a stream (``CREATE STREAM``; see mergekit.spi._streams): rows only arrive
+    stream: StreamDefinition | None = None
 
     @property
     def visible_columns(self) -> tuple[ColumnMetadata, ...]:

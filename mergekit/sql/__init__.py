@@ -7,6 +7,7 @@ from ._functions import register_function
 from ._guard import predicates_may_fail
 from ._lower import Apply, Const, Lowered, Ref
 from ._mergetable import cast_query, equi_join_keys, predicate_constraints, scan_constraints
+from ._modality import ObjectInfo, ObjectKind, check_modality, emission_order
 from ._model import (
     AlterTableAddColumn,
     AlterTableAddConstraint,
@@ -23,6 +24,7 @@ from ._model import (
     CreateFunction,
     CreateMergeTable,
     CreateSchema,
+    CreateStream,
     CreateTable,
     Delete,
     Describe,
@@ -59,6 +61,11 @@ from ._upsert import overwrite_as_merge, upsert_as_merge
 
 __all__ = [
     "predicates_may_fail",
+    "CreateStream",
+    "ObjectKind",
+    "ObjectInfo",
+    "emission_order",
+    "check_modality",
     "ResetSession",
     "SetSession",
     "ShowSession",

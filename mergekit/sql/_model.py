@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from . import _defaults, _lower, _render
+from . import _defaults, _lower, _render, _stream_marks
 from ._names import QualifiedName, TableRef
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ __all__ = [
     "AlterTableDropConstraint",
     "AlterTableSetDefault",
     "ShowCreateTable",
+    "CreateStream",
 ]
 
 
@@ -173,6 +174,12 @@ class Query(Statement, _Tree):
         """The query with every ``DEFAULT`` of its VALUES rows replaced by ``defaults[position]`` (NULL for
         None): the INSERT source ``VALUES (1, DEFAULT)``. ``DEFAULT`` anywhere else is a ``SYNTAX_ERROR``."""
         return Query(node=_defaults.replace_defaults(self.node, tuple(d.node if d else None for d in defaults)))
+
+    @property
+    def stream_selects(self) -> tuple[bool, ...]:
+        """For each top-most SELECT of the query (one per branch of a set operation; a VALUES branch counts
+        as a SELECT without STREAM): whether it was written ``SELECT STREAM``."""
+        return _stream_marks.top_level_stream_flags(self.node)
 
     @staticmethod
     def values_row(values: tuple[Expression | None, ...]) -> Query:
@@ -302,6 +309,18 @@ class CreateSchema(Statement):
 class DropTable(Statement):
     name: QualifiedName
     if_exists: bool = False
+    stream: bool = False  # DROP STREAM: the object must be a stream (DROP TABLE: must not be one)
+
+
+@attrs.frozen(kw_only=True)
+class CreateStream(Statement):
+    """``CREATE STREAM`` (seed 001): ``table`` is the CREATE TABLE it reads as; ``monotonic`` the columns
+    declared ``MONOTONIC`` (name, descending) in order; ``slack`` and ``history`` its ``WITH`` options."""
+
+    table: CreateTable
+    monotonic: tuple[tuple[str, bool], ...] = ()
+    slack: Expression | None = None
+    history: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -312,6 +331,7 @@ class Truncate(Statement):
 @attrs.frozen(kw_only=True)
 class ShowTables(Statement):
     schema: QualifiedName | None = None
+    streams: bool = False  # SHOW STREAMS: the streams only (SHOW TABLES lists both, as Calcite's catalog does)
     like: str | None = None  # SHOW TABLES LIKE 'pattern' (SQL LIKE: % and _)
     escape: str | None = None
 

@@ -23,7 +23,10 @@ from ._model import (
     Call,
     CheckDefinition,
     CreateFunction,
+    CreateStream,
+    CreateTable,
     Describe,
+    DropTable,
     Explain,
     Expression,
     QualifiedName,
@@ -35,6 +38,13 @@ from ._model import (
 from ._parse_tree import parse_tree
 from ._parts import literal_value, not_supported, syntax_error
 from ._render import identifier_name
+from ._stream_marks import mark_select_stream
+from ._streams import (
+    create_stream_table,
+    match_drop_stream,
+    match_show_streams,
+    split_create_stream,
+)
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
@@ -185,13 +195,35 @@ def _parse_statement(text: str) -> Statement:
     m = re.match(r"(?is)^call\s+([\w.\"]+)\s*\((.*)\)$", stripped)
     if m:
         return _call(m.group(1), m.group(2))
+    stream = _stream_statement(stripped)
+    if stream is not None:
+        return stream
     from ._mergetable import parse_merge_table_statement
 
     merge_table = parse_merge_table_statement(stripped)
     if merge_table is not None:
         return merge_table
-    tree = parse_tree(stripped)
+    tree = parse_tree(mark_select_stream(stripped))
     return convert(tree, stripped)
+
+
+def _stream_statement(text: str) -> Statement | None:
+    """``CREATE STREAM``, ``DROP STREAM``, ``SHOW STREAMS`` (seed 001), or None for any other statement."""
+    created = split_create_stream(text)
+    if created is not None:
+        table_text, options = created
+        table = convert(parse_tree(table_text), table_text)
+        if not isinstance(table, CreateTable):
+            raise _syntax_error("CREATE STREAM needs a column list")
+        create_stream_table(table, options)
+        return CreateStream(table=table, monotonic=options.monotonic, slack=options.slack, history=options.history)
+    dropped = match_drop_stream(text)
+    if dropped is not None:
+        return DropTable(name=dropped[0], if_exists=dropped[1], stream=True)
+    shown = match_show_streams(text)
+    if shown is not None:
+        return ShowTables(schema=shown[0], streams=True)
+    return None
 
 
 def _name_from_text(text: str) -> QualifiedName:

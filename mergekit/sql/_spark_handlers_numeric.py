@@ -274,6 +274,8 @@ def _floor(rw: _Rewriter, node: exp.Expr, types: dict[str, Any], t: _T, safe: bo
     src = _need(types["this"], f"{node.sql('trino')}")
     if node.args.get("decimals") is not None:
         raise _not_supported(f"{_func_name(node)} with a scale is not supported")
+    if node.args.get("to") is not None:  # FLOOR/CEIL(ts TO unit): Calcite's (seed 001) whole-unit windows
+        return _cast(_floor_to(node), _spark_type(src)), None  # date_trunc's result is a TIMESTAMP (LTZ)
     if src.integral:
         return node.this, None
     if src.floating:
@@ -284,6 +286,23 @@ def _floor(rw: _Rewriter, node: exp.Expr, types: dict[str, Any], t: _T, safe: bo
         )
         return _case([(whole, x.copy())], _cast(node, _spark_type(src))), None
     return node, None
+
+
+_FLOOR_UNITS = ("SECOND", "MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "QUARTER", "YEAR")
+
+
+def _floor_to(node: exp.Expr) -> exp.Expr:
+    """``FLOOR(ts TO unit)``: ``date_trunc``; ``CEIL(ts TO unit)``: the next boundary unless ``ts`` is one."""
+    unit = str(node.args["to"].name).upper()
+    if unit not in _FLOOR_UNITS:
+        raise _not_supported(f"{_func_name(node)}(... TO {unit}) is not supported")
+    x = node.this
+    floor = _fn("DATE_TRUNC", _lit(unit), x.copy())
+    if isinstance(node, exp.Floor):
+        return floor
+    quarter = unit == "QUARTER"
+    step = exp.Interval(this=_lit("3" if quarter else "1"), unit=exp.var("MONTH" if quarter else unit))
+    return _case([(exp.EQ(this=floor.copy(), expression=x.copy()), x.copy())], exp.Add(this=floor, expression=step))
 
 
 @_handles(exp.Sign)

@@ -23,6 +23,7 @@ from mergekit.spi import (
     ConnectorTableMetadata,
     Constraint,
     SchemaTableName,
+    StreamDefinition,
     TableVersion,
 )
 
@@ -43,6 +44,14 @@ class JournalHarness:
         )
         self.metadata = self.connector.get_metadata()
 
+    @classmethod
+    def over(cls, connector: Any, warehouse: str) -> JournalHarness:
+        """A harness driving another connector built on the journal (the partitioned one) with the same calls."""
+        h = cls.__new__(cls)
+        h.warehouse, h.options, h.connector = warehouse, {}, connector
+        h.metadata = connector.get_metadata()
+        return h
+
     def session(self) -> ConnectorSession:
         return ConnectorSession(catalog="lake")
 
@@ -60,6 +69,22 @@ class JournalHarness:
         self.metadata.create_table(
             session=self.session(),
             table_metadata=ConnectorTableMetadata(table=name(table), columns=cols, primary_key=tuple(key)),
+            ignore_existing=False,
+        )
+
+    def create_stream(
+        self,
+        table: str,
+        columns: Sequence[tuple[str, pa.DataType]],
+        stream: StreamDefinition,
+        key: Sequence[str] = (),
+    ) -> None:
+        cols = [ColumnMetadata(name=c[0], type=c[1]) for c in columns]
+        self.metadata.create_table(
+            session=self.session(),
+            table_metadata=ConnectorTableMetadata(
+                table=name(table), columns=cols, primary_key=tuple(key), stream=stream
+            ),
             ignore_existing=False,
         )
 
@@ -173,6 +198,38 @@ class JournalHarness:
                 session=self.session(), table_handle=h, columns=[], constraint=ALL
             )
         )
+
+    def stream_commits(self, table: str, after: int | None = None, up_to: int | None = None) -> list[Any]:
+        return list(
+            self.metadata.get_stream_commits(
+                session=self.session(), table_handle=self.handle(table), after=after, up_to=up_to
+            )
+        )
+
+    def stream_rows(
+        self, table: str, after: int | None, up_to: int, columns: Sequence[str] | None = None
+    ) -> list[dict]:
+        """The rows of commits ``after < version <= up_to`` in the order the stream's splits give them (splits,
+        handle and provider pickled as Spark would)."""
+        handle = self.handle(table)
+        meta = self.metadata.get_table_metadata(session=self.session(), table_handle=handle)
+        handles = self.metadata.get_column_handles(session=self.session(), table_handle=handle)
+        cols = [handles[n] for n in (columns or [c.name for c in meta.columns if not c.hidden])]
+        splits = self.metadata.get_stream_splits(
+            session=self.session(), table_handle=handle, columns=cols, after=after, up_to=up_to
+        )
+        provider = pickle.loads(pickle.dumps(self.connector.get_page_source_provider()))
+        rows: list[dict] = []
+        for split in pickle.loads(pickle.dumps(list(splits))):
+            source = provider.create_page_source(
+                session=self.session(), split=split, table_handle=pickle.loads(pickle.dumps(handle)), columns=cols
+            )
+            try:
+                for batch in source:
+                    rows.extend(batch.to_pylist())
+            finally:
+                source.close()
+        return rows
 
     def call(self, procedure: str, **args: Any) -> Any:
         return self.connector.get_procedures()[procedure](session=self.session(), **args)

@@ -26,6 +26,13 @@ from tests.journal.test_schema_evolution import (  # noqa: F401 - the catalog's 
     test_schema_changes_through_the_spi_keep_each_versions_columns,
 )
 from tests.journal.test_seed_examples import test_seed_examples_on_hr_depts  # noqa: F401
+from tests.journal.test_streams import (  # noqa: F401 - the stream check under PostgreSQL's row lock
+    orders,
+    test_commit_is_checked_against_commits_made_after_its_statement_began,
+    test_commits_list_versions_counts_and_low_high,
+    test_concurrent_inserters_never_commit_out_of_order,
+    test_out_of_order_insert_is_refused_and_commits_nothing,
+)
 from tests.journal.test_writes import (  # noqa: F401
     items,
     test_composite_key,

@@ -82,6 +82,17 @@ _SCHEMA = [
         spec TEXT NOT NULL,
         PRIMARY KEY (table_id, seq)
     )""",
+    # A stream's commits (``_streams``): row count, low/high of each monotonic column and the stream's high-water
+    # mark after the commit (JSON lists in the definition's order, values as ``encode_value`` writes them).
+    """CREATE TABLE IF NOT EXISTS mk_stream_commits (
+        table_id BIGINT NOT NULL,
+        seq BIGINT NOT NULL,
+        row_count BIGINT NOT NULL,
+        low TEXT NOT NULL,
+        high TEXT NOT NULL,
+        water TEXT NOT NULL,
+        PRIMARY KEY (table_id, seq)
+    )""",
     "CREATE INDEX IF NOT EXISTS mk_files_live ON mk_files (table_id, removed_seq, added_seq)",
     "CREATE INDEX IF NOT EXISTS mk_commits_merge ON mk_commits (merge_id)",
 ]

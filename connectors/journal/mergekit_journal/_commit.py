@@ -10,7 +10,8 @@ Commit protocol (optimistic, like Iceberg's): sinks write files without versions
 3. takes the catalog's write lock, verifies no commit slipped in since step 2 (else repeats step 2 for the
    new commits) and records the files under the next version, in one transaction.
 
-The lock is held only for step 3, so writers on disjoint keys never wait on each other's file reads.
+The lock is held only for step 3, so writers on disjoint keys never wait on each other's file reads. A
+stream's commit is checked for monotonicity in step 3, under the lock (``_streams.record_stream_commit``).
 ``finish_merges`` does the same for several tables (the children of a partitioned merge table) in one
 transaction.
 """
@@ -51,6 +52,7 @@ from ._handles import (
 )
 from ._snapshots import _FILE_COLUMNS, _FILE_JOIN, SnapshotMetadata, _file_row, _now_us, _overlaps
 from ._storage import concat, filesystem, join_path, live_rows, read_versioned
+from ._streams import append_only, check_append_only, record_stream_commit
 
 __all__ = ["CommitMetadata"]
 
@@ -100,6 +102,8 @@ class CommitMetadata(SnapshotMetadata):
             raise MergekitError(
                 ErrorCode.NOT_SUPPORTED, f"{h.table} only accepts INSERT; change rows through {h.logical}"
             )
+        if h.spec.stream is not None and update_case_columns:
+            raise append_only(h.logical.table)
         with self.catalog.write(lock_table_id=h.table_id) as cur:
             rows = cur.execute("SELECT next_statement FROM mk_tables WHERE table_id = ?", (h.table_id,))
             if not rows:
@@ -164,6 +168,7 @@ class CommitMetadata(SnapshotMetadata):
     ) -> pa.Table | None:
         """The checks before one table's commit (version type of the statement's updates, primary key); the keys
         the fragments touch, read for them, or None when no check needed them."""
+        check_append_only(h, frags)
         if not merge_handle.raw_journal and h.spec.version_type != self.config.version_type:
             if any(f.updates or f.deletes for f in frags):
                 raise MergekitError(
@@ -460,6 +465,8 @@ class CommitMetadata(SnapshotMetadata):
                     int(raw or f.sup_min is not None or f.updates + f.deletes + f.moves > 0),
                 ),
             )
+        if h.spec.stream is not None:  # checked against the stream's high-water mark under this transaction's lock
+            record_stream_commit(cur, h, frags, seq, self.config.warehouse)
         cur.execute(
             "UPDATE mk_tables SET current_seq = ?, last_row_version = ?, last_committed_at = ? WHERE table_id = ?",
             (seq, row_version, committed_at, h.table_id),

@@ -24,6 +24,7 @@ from ._evolution import dropped, renamed, retyped, with_columns
 from ._handles import HIDDEN_ROW_ID, TableSpec
 from ._snapshots import SnapshotMetadata, _now_us
 from ._storage import filesystem, join_path
+from ._streams import append_only, check_definition, check_stream_alter, renamed_stream
 
 __all__ = ["DdlMetadata"]
 
@@ -42,16 +43,21 @@ class DdlMetadata(SnapshotMetadata):
         self, *, session: ConnectorSession, table_metadata: ConnectorTableMetadata, ignore_existing: bool
     ) -> None:
         """``CREATE TABLE t (...)`` creates ``t`` and its journal ``t_journal``; ``CREATE TABLE t_journal``
-        with both version fields (the seed's convention) creates the same pair from the journal's shape."""
+        with both version fields (the seed's convention) creates the same pair from the journal's shape.
+        ``table_metadata.stream`` set: a stream (``_streams``), without a key and without a journal twin."""
         cfg = self.config
         name = table_metadata.table
+        stream = table_metadata.stream
+        if stream is not None and table_metadata.primary_key:
+            raise MergekitError(ErrorCode.INVALID_ARGUMENTS, "A stream cannot have a primary key")
         columns = [c for c in table_metadata.columns if not c.hidden]
         names = [c.name for c in columns]
         if len(set(names)) != len(names):
             raise MergekitError(ErrorCode.DUPLICATE_COLUMN_NAME, f"Duplicate column names in table {name}")
         suffix = cfg.journal_suffix
         journal_style = (
-            suffix
+            stream is None
+            and suffix
             and name.table.endswith(suffix)
             and cfg.version_field in names
             and cfg.subsequent_version_field in names
@@ -84,7 +90,7 @@ class DdlMetadata(SnapshotMetadata):
             data_columns = columns
             journal_order = (*names, cfg.version_field, cfg.subsequent_version_field)
             declared_key = tuple(table_metadata.primary_key)
-        listed, configured_key = cfg.declared_key(logical.table)
+        listed, configured_key = cfg.declared_key(logical.table) if stream is None else (False, None)
         key = declared_key or configured_key or ()
         if not key and listed:
             raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"No primary key given for table: {logical.table}")
@@ -108,7 +114,10 @@ class DdlMetadata(SnapshotMetadata):
             version_type=version_type,
             journal_order=journal_order,
             check_constraints=table_metadata.check_constraints,
+            stream=stream,
         )
+        if stream is not None:
+            check_definition(spec, str(logical))
         location = join_path(logical.schema, f"{logical.table}-{uuid.uuid4().hex[:12]}")
         now = _now_us()
         with self.catalog.write() as cur:
@@ -131,7 +140,7 @@ class DdlMetadata(SnapshotMetadata):
         """Delete the table's catalog rows in one transaction, then its directory of data files."""
         h = self._handle(table_handle)
         with self.catalog.write(lock_table_id=h.table_id) as cur:
-            for t in ("mk_files", "mk_commits", "mk_table_specs", "mk_tables"):
+            for t in ("mk_files", "mk_commits", "mk_table_specs", "mk_stream_commits", "mk_tables"):
                 cur.execute(f"DELETE FROM {t} WHERE table_id = ?", (h.table_id,))
         # The catalog no longer references the files, so readers cannot see them; remove them now.
         fs, base = filesystem(self.config.warehouse)
@@ -158,7 +167,11 @@ class DdlMetadata(SnapshotMetadata):
     ) -> None:
         """Rename a business column (a key column too): a commit without files; data files keep the column's
         physical name (``_evolution``), and earlier versions read under the old name."""
-        self._alter(table_handle, "rename_column", lambda spec, table: renamed(spec, source, target, table))
+        self._alter(
+            table_handle,
+            "rename_column",
+            lambda spec, table: renamed_stream(renamed(spec, source, target, table), source, target),
+        )
 
     def set_column_type(
         self,
@@ -190,7 +203,9 @@ class DdlMetadata(SnapshotMetadata):
             row = self._table_row(cur, h.logical.schema, h.logical.table)
             if row is None:
                 raise MergekitError(ErrorCode.TABLE_NOT_FOUND, f"Table '{h.logical}' does not exist")
-            spec = change(TableSpec.from_json(row[2]), str(h.logical))
+            old = TableSpec.from_json(row[2])
+            spec = change(old, str(h.logical))
+            check_stream_alter(old, spec, str(h.logical))
             seq = self._commit_meta(cur, h.table_id, operation)
             self._record_spec(cur, h.table_id, spec, seq)
 
@@ -199,6 +214,8 @@ class DdlMetadata(SnapshotMetadata):
         h = self._handle(table_handle)
         if h.kind != "logical" or h.time_travel:
             raise MergekitError(ErrorCode.NOT_SUPPORTED, f"Cannot truncate {h.table}")
+        if h.spec.stream is not None:
+            raise append_only(h.logical.table)
         with self.catalog.write(lock_table_id=h.table_id) as cur:
             seq = self._commit_meta(cur, h.table_id, "truncate")
             cur.execute(

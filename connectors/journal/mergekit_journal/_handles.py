@@ -21,7 +21,9 @@ from mergekit.spi import (
     ConnectorMergeTableHandle,
     ConnectorSplit,
     ConnectorTableHandle,
+    MonotonicColumn,
     SchemaTableName,
+    StreamDefinition,
 )
 
 from ._config import BIGINT
@@ -92,6 +94,8 @@ class TableSpec:
     retired: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     # CHECK constraints, in order (the engine enforces them; a column's DEFAULT text is on its ColumnMetadata)
     check_constraints: tuple[CheckConstraint, ...] = attrs.field(default=(), converter=tuple)
+    # set when the table is a stream (``CREATE STREAM``; see ``_streams``): rows are only inserted
+    stream: StreamDefinition | None = None
 
     def physical(self, name: str) -> str:
         """The name column ``name`` has in data files (its own name unless mapped)."""
@@ -152,6 +156,7 @@ class TableSpec:
     # -- catalog serialisation (the Arrow schema keeps exact types, including nested ones) --------------
 
     def to_json(self) -> str:
+        extra = {} if self.stream is None else {"stream": _stream_to_json(self.stream)}
         fields = []
         for c in self.columns:
             meta = {"nullable": str(c.nullable), "hidden": str(c.hidden)}
@@ -175,6 +180,7 @@ class TableSpec:
                 "physical_names": dict(self.physical_names),
                 "retired": list(self.retired),
                 "check_constraints": [[c.name, c.expression] for c in self.check_constraints],
+                **extra,
             }
         )
 
@@ -207,7 +213,31 @@ class TableSpec:
             physical_names=tuple(d.get("physical_names", {}).items()),
             retired=d.get("retired", ()),
             check_constraints=[CheckConstraint(name=n, expression=e) for n, e in d.get("check_constraints", ())],
+            stream=_stream_from_json(d["stream"]) if d.get("stream") is not None else None,
         )
+
+
+def _stream_to_json(stream: StreamDefinition) -> dict[str, Any]:
+    """A stream's definition as JSON: the monotonic columns, the slack (a timedelta in microseconds) and
+    whether it is also a table (history)."""
+    slack: Any = None
+    if isinstance(stream.slack, dt.timedelta):
+        slack = ["timedelta", stream.slack // dt.timedelta(microseconds=1)]
+    elif stream.slack is not None:
+        slack = ["int", int(stream.slack)]
+    return {"monotonic": [[m.name, m.descending] for m in stream.monotonic], "slack": slack, "history": stream.history}
+
+
+def _stream_from_json(d: dict[str, Any]) -> StreamDefinition:
+    slack: dt.timedelta | int | None = None
+    if d.get("slack") is not None:
+        tag, value = d["slack"]
+        slack = dt.timedelta(microseconds=value) if tag == "timedelta" else int(value)
+    return StreamDefinition(
+        monotonic=[MonotonicColumn(name=n, descending=bool(desc)) for n, desc in d["monotonic"]],
+        slack=slack,
+        history=bool(d.get("history", False)),
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -265,7 +295,8 @@ class JournalSplit(ConnectorSplit):
 
     ``mode``: ``plain`` (files without superseded rows: drop tombstones, no version resolution),
     ``resolve`` (files that must be resolved together: latest version per key), ``journal`` (raw rows with
-    materialised version fields) or ``changes`` (rows of the given commits with their change type).
+    materialised version fields), ``changes`` (rows of the given commits with their change type) or ``stream``
+    (the files of one commit of a stream, their rows sorted stably by its first monotonic column).
     ``change_label`` turns a ``resolve``/``plain`` read of the previous snapshot into ``delete`` changes
     (how a TRUNCATE appears in the change feed). ``bucket`` splits a large ``resolve`` group into tasks
     that each resolve a disjoint share of the keys (all versions of a key share its bucket). ``key_values``
@@ -307,6 +338,8 @@ class JournalFragment:
     explicit_versions: bool = False
     min_explicit_version: int | None = None
     max_explicit_version: int | None = None
+    # a stream's file: (column, low, high, null count) of each monotonic column, in the definition's order
+    monotonic: tuple[tuple[str, Any, Any, int], ...] = ()
 
 
 # -- stats encoding: python values <-> JSON text in the catalog, comparable after decoding --------------

@@ -87,6 +87,8 @@ def compact(
     """
     h = _logical_handle(metadata, session, table)
     spec = h.spec
+    if spec.stream is not None:  # its commits are its offsets: rewriting them would lose them
+        raise MergekitError(ErrorCode.NOT_SUPPORTED, f"Cannot compact stream '{h.logical}'")
     retention = metadata.config.retention if retention is None else retention
     with metadata.catalog.read() as cur:
         files = metadata.files_at(cur, h.table_id, h.snapshot_seq)

@@ -29,7 +29,7 @@ from ._handles import (
     JournalTableHandle,
     TableSpec,
 )
-from ._storage import KeyFilter, S, V, concat, live_rows, read_versioned
+from ._storage import KeyFilter, S, V, concat, empty_table, live_rows, read_versioned
 
 __all__ = ["JournalPageSourceProvider", "JournalPageSource", "project"]
 
@@ -154,6 +154,8 @@ class JournalPageSource(ConnectorPageSource):
             for ref in split.files:
                 t = read_versioned(self._warehouse, spec, ref, stored)
                 yield project(t, spec, self._columns)
+        elif split.mode == "stream":
+            yield self._stream_commit()
         elif split.mode == "changes":
             for ref in split.files:
                 t = read_versioned(self._warehouse, spec, ref, stored)
@@ -167,6 +169,27 @@ class JournalPageSource(ConnectorPageSource):
                 )
         else:
             raise MergekitError(ErrorCode.GENERIC_INTERNAL_ERROR, f"Unknown journal split mode {split.mode}")
+
+    def _stream_commit(self) -> pa.Table:
+        """The rows of one commit of a stream (all its files, in the order its sinks wrote them), sorted stably
+        by the stream's first monotonic column: a commit's sinks each sort nothing, so this is where a commit's
+        rows are put in order."""
+        spec = self._handle.spec
+        first = spec.stream.monotonic[0] if spec.stream is not None and spec.stream.monotonic else None
+        stored = {c.name for c in spec.columns}
+        needed = [c.name for c in self._columns if c.name in stored]
+        if first is not None:
+            needed.append(first.name)
+        if any(c.name == ROW_KEY for c in self._columns):
+            needed.extend(spec.key)
+        needed = list(dict.fromkeys(needed))
+        t = concat(read_versioned(self._warehouse, spec, ref, needed, threads=False) for ref in self._split.files)
+        if t is None:
+            t = empty_table(spec, [*needed, V, S])
+        elif first is not None and t.num_rows > 1:
+            order = "descending" if first.descending else "ascending"
+            t = t.take(pc.sort_indices(t, sort_keys=[(first.name, order)]))  # a stable sort
+        return project(t, spec, self._columns)
 
     def _bucketed(self, t: pa.Table) -> pa.Table:
         """The rows of this split's key bucket (all rows without a bucket)."""

@@ -99,6 +99,9 @@ class JournalMergeSink(ConnectorMergeSink):
         self._ops = [0] * 6  # rows per operation in the current file
         self._key_range: tuple[Any, Any] = (None, None)
         self._sup_range: tuple[Any, Any] = (None, None)
+        # a stream: [low, high, null count] of each monotonic column over the current file's rows
+        monotonic = self._spec.stream.monotonic if self._spec.stream is not None else ()
+        self._monotonic: dict[str, list[Any]] = {m.name: [None, None, 0] for m in monotonic}
 
     # -- page handling ------------------------------------------------------------------------------------
 
@@ -120,6 +123,10 @@ class JournalMergeSink(ConnectorMergeSink):
         bad = pc.invert(pc.is_in(ops, value_set=pa.array([1, 2, 3, 4, 5], pa.int8())))
         if pc.any(bad).as_py():
             raise MergekitError(ErrorCode.GENERIC_INTERNAL_ERROR, "Invalid merge operation in journal sink")
+        if spec.stream is not None and not pc.all(pc.equal(ops, 1)).as_py():
+            raise MergekitError(
+                ErrorCode.STREAM_NOT_ALLOWED, f"Stream '{self._handle.table_handle.table.table.upper()}' is append-only"
+            )
         parts: list[pa.Table] = []
         inserts = page.filter(pc.is_in(ops, value_set=pa.array([1, 4], pa.int8())))
         if inserts.num_rows:
@@ -266,6 +273,10 @@ class JournalMergeSink(ConnectorMergeSink):
         if self._raw:
             superseding = table  # raw rows may supersede anything
         self._sup_range = _widen(*self._sup_range, *_min_max(superseding.column(first_key)))
+        for name, stats in self._monotonic.items():  # a stream: what finish_merge checks, without reading the file
+            values = table.column(self._spec.physical(name))
+            stats[0], stats[1] = _widen(stats[0], stats[1], *_min_max(values))
+            stats[2] += values.null_count
 
     def _close_file(self) -> None:
         assert self._writer is not None
@@ -291,6 +302,7 @@ class JournalMergeSink(ConnectorMergeSink):
                 explicit_versions=self._raw,
                 min_explicit_version=self._version_range[0],
                 max_explicit_version=self._version_range[1],
+                monotonic=tuple((name, lo, hi, nulls) for name, (lo, hi, nulls) in self._monotonic.items()),
                 **counts,
             )
         )

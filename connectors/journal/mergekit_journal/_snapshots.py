@@ -119,6 +119,11 @@ def _file_row(r: tuple[Any, ...]) -> FileRow:
     )
 
 
+def _is_stream(spec_json: str) -> bool:
+    """Whether a table's spec (``TableSpec`` JSON) is a stream's; the text test spares parsing most specs."""
+    return '"stream"' in spec_json and TableSpec.from_json(spec_json).stream is not None
+
+
 def _overlaps(a_lo: Any, a_hi: Any, b_lo: Any, b_hi: Any) -> bool:
     """Whether two key ranges may share a key; unknown bounds (None) or incomparable values may."""
     if a_lo is None or a_hi is None or b_lo is None or b_hi is None:
@@ -148,16 +153,19 @@ class SnapshotMetadata(ConnectorMetadata):
         return sorted(names | {"default"})
 
     def list_tables(self, *, session: ConnectorSession, schema: str | None) -> Sequence[SchemaTableName]:
-        """Each table twice: its logical name and its journal's (``<table>_journal``)."""
+        """Each table twice: its logical name and its journal's (``<table>_journal``); a stream once."""
         with self.catalog.read() as cur:
             if schema is None:
-                rows = cur.execute("SELECT schema_name, table_name FROM mk_tables")
+                rows = cur.execute("SELECT schema_name, table_name, spec FROM mk_tables")
             else:
-                rows = cur.execute("SELECT schema_name, table_name FROM mk_tables WHERE schema_name = ?", (schema,))
+                rows = cur.execute(
+                    "SELECT schema_name, table_name, spec FROM mk_tables WHERE schema_name = ?", (schema,)
+                )
         out = []
-        for s, t in sorted(rows):
+        for s, t, spec_json in sorted(rows):
             out.append(SchemaTableName(schema=s, table=t))
-            out.append(SchemaTableName(schema=s, table=t + self.config.journal_suffix))
+            if not _is_stream(spec_json):
+                out.append(SchemaTableName(schema=s, table=t + self.config.journal_suffix))
         return out
 
     def _table_row(self, cur: Cursor, schema: str, name: str) -> tuple[Any, ...] | None:
@@ -178,7 +186,7 @@ class SnapshotMetadata(ConnectorMetadata):
         if suffix and table.table.endswith(suffix) and len(table.table) > len(suffix):
             logical = SchemaTableName(schema=table.schema, table=table.table[: -len(suffix)])
             row = self._table_row(cur, logical.schema, logical.table)
-            if row is not None:
+            if row is not None and not _is_stream(row[2]):  # a stream has no journal to read or write raw
                 return row, "journal", logical
         return None
 
@@ -351,7 +359,12 @@ class SnapshotMetadata(ConnectorMetadata):
             key = ()
         checks = spec.check_constraints if h.kind != "changes" else ()  # the change feed is read-only
         return ConnectorTableMetadata(
-            table=h.table, columns=columns, primary_key=key, properties=properties, check_constraints=checks
+            table=h.table,
+            columns=columns,
+            primary_key=key,
+            properties=properties,
+            check_constraints=checks,
+            stream=spec.stream if h.kind == "logical" else None,
         )
 
     def _handle(self, table_handle: ConnectorTableHandle) -> JournalTableHandle:

@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import (
     MERGE_PAGE_LAYOUT,
+    STREAMS_MESSAGE,
     TIME_TRAVEL_MESSAGE,
     CheckConstraint,
     ColumnHandle,
@@ -135,6 +136,8 @@ class MemoryMetadata(ConnectorMetadata):
         self, *, session: ConnectorSession, table_metadata: ConnectorTableMetadata, ignore_existing: bool
     ) -> None:
         name = table_metadata.table
+        if table_metadata.stream is not None:  # its state lives in this process; a streaming source runs in another
+            raise MergekitError(ErrorCode.NOT_SUPPORTED, STREAMS_MESSAGE)
         if name.schema not in self._c.schemas:
             raise MergekitError(ErrorCode.SCHEMA_NOT_FOUND, f"Schema '{name.schema}' does not exist")
         with self._c.lock:

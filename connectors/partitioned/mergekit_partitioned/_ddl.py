@@ -122,8 +122,10 @@ class DdlMetadata(TablesMetadata):
         ignore_existing: bool,
     ) -> None:
         """``CREATE MERGE TABLE``: register the table, its columns and key, and ``scheme`` (None: no PARTITION
-        BY, not updatable); a partitioned table's key must be its partition columns."""
+        BY, not updatable); a partitioned table's key must be its partition columns. A stream cannot be one."""
         name = table_metadata.table
+        if table_metadata.stream is not None:
+            raise _err(ErrorCode.NOT_SUPPORTED, f"CREATE MERGE TABLE: '{name.table}' cannot be a stream")
         exists = self.get_table_handle(session=session, table=name)
         if exists is not None and not isinstance(exists, SystemTableHandle):
             if ignore_existing:
@@ -192,6 +194,13 @@ class DdlMetadata(TablesMetadata):
         child_handle = None if child_merge is not None else self.bm.get_table_handle(session=session, table=child)
         if child_merge is None and child_handle is None:
             raise _err(ErrorCode.TABLE_NOT_FOUND, f"ALTER TABLE: no such table '{child}'")
+        if (
+            child_handle is not None
+            and self.bm.get_table_metadata(session=session, table_handle=child_handle).stream is not None
+        ):
+            raise _err(
+                ErrorCode.NOT_SUPPORTED, f"ALTER TABLE: stream '{child}' cannot be part of {kind} '{merge_table}'"
+            )
         link = next((c for c in children if c.name == child), None)
         if replace:
             if link is None or link.parent_id != merge.table_id:

@@ -3,7 +3,8 @@
 A merge table's scan is its leaves' scans (the base connector's splits or native scans for each child whose
 bounds can hold a row the constraint allows, ``pruned_leaves``), each child's row id wrapped as ``{leaf, row}``
 so that a MERGE can route a row back to its child. A plain table's scan is the base connector's. The system
-tables' rows are built from the registry on the driver and travel in a single split.
+tables' rows are built from the registry on the driver and travel in a single split. A stream is a plain table
+of the base: its commits and splits are the base's.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import attrs
 import pyarrow as pa
 
+from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import (
     ALL,
     ColumnHandle,
@@ -26,6 +28,7 @@ from mergekit.spi import (
     NativeScanUnion,
     PartitionKind,
     PartitionMethod,
+    StreamCommit,
     format_partition_value,
 )
 
@@ -250,3 +253,38 @@ class ReadMetadata(TablesMetadata):
             else:
                 out.append(handles.get(c.name, c))
         return out, base_row_id
+
+    # ---- streams --------------------------------------------------------------------------------------------
+
+    def _stream_base(self, table_handle: ConnectorTableHandle) -> ConnectorTableHandle:
+        """The base's handle of a stream (the base's own table); a merge or system table is not a stream."""
+        if isinstance(table_handle, MergeTableHandle | SystemTableHandle):
+            raise MergekitError(ErrorCode.STREAM_NOT_ALLOWED, f"'{table_handle.table.table.upper()}' is not a stream")
+        return self._unwrap(table_handle)
+
+    def get_stream_commits(
+        self,
+        *,
+        session: ConnectorSession,
+        table_handle: ConnectorTableHandle,
+        after: int | None = None,
+        up_to: int | None = None,
+    ) -> Sequence[StreamCommit]:
+        """The base's: a stream is a plain table of the base connector."""
+        return self.bm.get_stream_commits(
+            session=session, table_handle=self._stream_base(table_handle), after=after, up_to=up_to
+        )
+
+    def get_stream_splits(
+        self,
+        *,
+        session: ConnectorSession,
+        table_handle: ConnectorTableHandle,
+        columns: Sequence[ColumnHandle],
+        after: int | None,
+        up_to: int,
+    ) -> Sequence[ConnectorSplit]:
+        """The base's splits, read by the base's page source (``PartitionedPageSourceProvider`` passes them on)."""
+        return self.bm.get_stream_splits(
+            session=session, table_handle=self._stream_base(table_handle), columns=columns, after=after, up_to=up_to
+        )

@@ -1,0 +1,386 @@
+"""Stream or relation: the modality rules of seed 001 (Calcite's ``SqlValidatorImpl.validateModality``), with
+Calcite's messages, raised as ``STREAM_NOT_ALLOWED`` before any Spark work.
+
+* A query is a *streaming* query when its top-most SELECT (each branch of a set operation) says ``SELECT
+  STREAM``; ``STREAM`` in sub-queries, views and WITH bodies has no effect (seed 001). Branches must agree:
+  ``Set operator cannot combine streaming and non-streaming inputs`` (a VALUES branch is not streaming).
+* A streaming query converts its FROM items to streams: a stream converts, a table does not (``Cannot convert
+  table 'E' to stream``, the alias upper-cased as Calcite prints it), VALUES does not (``Cannot stream
+  VALUES``), a sub-query or a WITH query converts when something it reads converts. Of several FROM items
+  (a join) at least one must convert: ``Cannot stream results of a query with no streaming inputs: 'A, B'. At
+  least one input should be convertible to a stream``.
+* A relational query reads only relations: a stream that is not also a table (``history``) fails with ``Cannot
+  convert stream 'SHIPMENTS' to relation``, wherever it is read.
+
+The objects' kinds come from the caller (:class:`ObjectKind` per table reference), which knows the catalogs.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+from sqlglot import exp
+
+from mergekit.errors import ErrorCode, MergekitError
+
+from ._names import TableRef
+from ._render import identifier_name, table_ref_of
+from ._stream_marks import is_stream_select
+
+__all__ = ["ObjectKind", "ObjectInfo", "check_modality", "emission_order", "stream_not_allowed"]
+
+
+class ObjectKind(enum.Enum):
+    TABLE = "table"  # a relation only
+    STREAM = "stream"  # a stream only
+    BOTH = "both"  # a stream whose history is also a relation (CREATE STREAM ... WITH (history = true))
+
+
+@attrs.frozen
+class ObjectInfo:
+    """What the caller knows of a table reference: its kind, and for a stream its monotonic columns (name,
+    descending) in declaration order."""
+
+    kind: ObjectKind
+    monotonic: tuple[tuple[str, bool], ...] = ()
+
+
+def stream_not_allowed(message: str) -> MergekitError:
+    return MergekitError(ErrorCode.STREAM_NOT_ALLOWED, message)
+
+
+def _branches(node: exp.Expression) -> list[exp.Expression]:
+    if isinstance(node, exp.Subquery):
+        return _branches(node.this)
+    if isinstance(node, exp.SetOperation):
+        return _branches(node.this) + _branches(node.expression)
+    return [node]
+
+
+def check_modality(query: Any, kind_of: Callable[[TableRef], ObjectInfo]) -> bool:
+    """Check a query's modality (a ``Query`` of the model, or a tree); True for a streaming query. ``kind_of``
+    tells what each table is."""
+    node: exp.Expression = getattr(query, "node", query)
+    branches = _branches(node)
+    flags = [is_stream_select(b) for b in branches]
+    if any(flags) and not all(flags):
+        raise stream_not_allowed("Set operator cannot combine streaming and non-streaming inputs")
+    ctes = _ctes(node)
+    if all(flags):
+        for branch in branches:
+            _check_streaming_select(branch, kind_of, ctes)
+            _check_streaming_rules(branch, kind_of, ctes)
+        _refuse_unbuilt(node, kind_of, ctes)
+        order = node.args.get("order") if isinstance(node, exp.SetOperation) else None
+        if order is not None:
+            monotonic = set.intersection(*[_monotonic_outputs(b, kind_of, ctes) for b in branches])
+            _check_order(order, lambda e: _direction_of_output(e, monotonic))
+        return True
+    _check_relational(node, kind_of)
+    return False
+
+
+def _ctes(node: exp.Expression) -> dict[str, exp.Expression]:
+    out: dict[str, exp.Expression] = {}
+    for cte in node.find_all(exp.CTE):
+        out[identifier_name(cte.args["alias"].this)] = cte.this
+    return out
+
+
+def _from_items(select: exp.Expression) -> list[exp.Expression]:
+    items: list[exp.Expression] = []
+    from_ = select.args.get("from_") or select.args.get("from")
+    if from_ is not None:
+        items.append(from_.this)
+    for join in select.args.get("joins") or []:
+        items.append(join.this)
+    return items
+
+
+def _alias(item: exp.Expression) -> str:
+    alias = item.args.get("alias")
+    if alias is not None and alias.this is not None:
+        return identifier_name(alias.this).upper()
+    if isinstance(item, exp.Table):
+        return identifier_name(item.this).upper()
+    return "EXPR$0"
+
+
+def _check_streaming_select(
+    select: exp.Expression, kind_of: Callable[[TableRef], ObjectInfo], ctes: dict[str, exp.Expression]
+) -> None:
+    items = _from_items(select)
+    if not items:
+        raise stream_not_allowed("Cannot stream VALUES")
+    convertible = [_converts(item, kind_of, ctes) for item in items]
+    if len(items) == 1 and not convertible[0]:
+        item = items[0]
+        if _is_values(item, ctes):
+            raise stream_not_allowed("Cannot stream VALUES")
+        raise stream_not_allowed(f"Cannot convert table '{_alias(item)}' to stream")
+    if not any(convertible):
+        names = ", ".join(_alias(i) for i in items)
+        raise stream_not_allowed(
+            f"Cannot stream results of a query with no streaming inputs: '{names}'. "
+            "At least one input should be convertible to a stream"
+        )
+
+
+def _is_values(item: exp.Expression, ctes: dict[str, exp.Expression]) -> bool:
+    inner = item.this if isinstance(item, exp.Subquery) else item
+    if isinstance(inner, exp.Values):
+        return True
+    if isinstance(inner, exp.Select):
+        items = _from_items(inner)
+        return not items or all(_is_values(i, ctes) for i in items)
+    return False
+
+
+def _converts(item: exp.Expression, kind_of: Callable[[TableRef], ObjectInfo], ctes: dict[str, exp.Expression]) -> bool:
+    """Whether a FROM item can be read as a stream."""
+    if isinstance(item, exp.Table):
+        name = identifier_name(item.this) if len(item.parts) == 1 else None
+        if name is not None and name in ctes:
+            return _query_converts(ctes[name], kind_of, ctes)
+        if not item.name:
+            return False  # UNNEST and other table functions
+        return kind_of(table_ref_of(item)).kind is not ObjectKind.TABLE
+    if isinstance(item, exp.Values):
+        return False
+    if isinstance(item, exp.Subquery):
+        return _query_converts(item.this, kind_of, ctes)
+    return False
+
+
+def _query_converts(
+    node: exp.Expression, kind_of: Callable[[TableRef], ObjectInfo], ctes: dict[str, exp.Expression]
+) -> bool:
+    return any(
+        any(_converts(i, kind_of, ctes) for i in _from_items(b)) for b in _branches(node) if isinstance(b, exp.Select)
+    )
+
+
+def _check_relational(node: exp.Expression, kind_of: Callable[[TableRef], ObjectInfo]) -> None:
+    ctes = _ctes(node)
+    for table in node.find_all(exp.Table):
+        if not table.name or (len(table.parts) == 1 and identifier_name(table.this) in ctes):
+            continue
+        if kind_of(table_ref_of(table)).kind is ObjectKind.STREAM:
+            raise stream_not_allowed(f"Cannot convert stream '{identifier_name(table.this).upper()}' to relation")
+
+
+# -- monotonicity (Calcite's SqlValidatorTest.testMonotonic rules, the ones streaming queries need) ------------
+
+_INCREASING, _DECREASING = 1, -1
+_GROUP_FUNCTIONS = {"TUMBLE", "HOP", "SESSION"}
+_AUXILIARY = {f"{g}_{edge}" for g in _GROUP_FUNCTIONS for edge in ("START", "END")}
+_AGGREGATES = (exp.AggFunc,)
+
+
+def _constant(node: exp.Expression) -> float | None:
+    if isinstance(node, exp.Paren):
+        return _constant(node.this)
+    if isinstance(node, exp.Neg):
+        inner = _constant(node.this)
+        return None if inner is None else -inner
+    if isinstance(node, exp.Literal) and not node.is_string:
+        try:
+            return float(node.this)
+        except ValueError:
+            return None
+    return None
+
+
+def _is_constant(node: exp.Expression) -> bool:
+    return not any(True for _ in node.find_all(exp.Column))
+
+
+def _direction(node: exp.Expression, monotonic: dict[str, int]) -> int:
+    """+1 increasing, -1 decreasing, 0 neither (or constant), for an expression over columns of known
+    monotonicity (``monotonic``: unqualified column name -> direction)."""
+    if isinstance(node, exp.Paren | exp.Alias):
+        return _direction(node.this, monotonic)
+    if isinstance(node, exp.Column):
+        return monotonic.get(identifier_name(node.this), 0)
+    if isinstance(node, exp.Floor | exp.Ceil | exp.Cast | exp.TryCast):
+        return _direction(node.this, monotonic)
+    if isinstance(node, exp.Extract):
+        unit = str(node.this.name if isinstance(node.this, exp.Var) else node.this).upper()
+        return _direction(node.expression, monotonic) if unit == "YEAR" else 0
+    if isinstance(node, exp.Anonymous):
+        name = str(node.this).upper()
+        if name in _GROUP_FUNCTIONS | _AUXILIARY and node.expressions:
+            return _direction(node.expressions[0], monotonic)
+        return 0
+    if isinstance(node, exp.Add | exp.Sub):
+        left, right = _direction(node.this, monotonic), _direction(node.expression, monotonic)
+        if _is_constant(node.expression):
+            return left
+        if isinstance(node, exp.Add) and _is_constant(node.this):
+            return right
+        if isinstance(node, exp.Add) and left == right:
+            return left
+        return 0
+    if isinstance(node, exp.Mul | exp.Div):
+        factor = _constant(node.expression)
+        if factor is None and isinstance(node, exp.Mul):
+            factor, inner = _constant(node.this), node.expression
+        else:
+            inner = node.this
+        if not factor:
+            return 0
+        return _direction(inner, monotonic) * (1 if factor > 0 else -1)
+    return 0
+
+
+def _input_monotonic(
+    select: exp.Expression, kind_of: Callable[[TableRef], ObjectInfo], ctes: dict[str, exp.Expression]
+) -> dict[str, int]:
+    """The monotonic columns a SELECT's FROM items provide (streams' declared columns, sub-queries' monotonic
+    outputs), by unqualified name."""
+    out: dict[str, int] = {}
+    for item in _from_items(select):
+        if isinstance(item, exp.Table) and item.name:
+            name = identifier_name(item.this) if len(item.parts) == 1 else None
+            if name is not None and name in ctes:
+                out.update(dict.fromkeys(_query_monotonic_outputs(ctes[name], kind_of, ctes), _INCREASING))
+                continue
+            info = kind_of(table_ref_of(item))
+            for column, descending in info.monotonic:
+                out[column] = _DECREASING if descending else _INCREASING
+        elif isinstance(item, exp.Subquery):
+            out.update(dict.fromkeys(_query_monotonic_outputs(item.this, kind_of, ctes), _INCREASING))
+    return out
+
+
+def _query_monotonic_outputs(
+    node: exp.Expression, kind_of: Callable[[TableRef], ObjectInfo], ctes: dict[str, exp.Expression]
+) -> set[str]:
+    branches = [b for b in _branches(node) if isinstance(b, exp.Select)]
+    if not branches:
+        return set()
+    return set.intersection(*[_monotonic_outputs(b, kind_of, ctes) for b in branches])
+
+
+def _monotonic_outputs(
+    select: exp.Expression, kind_of: Callable[[TableRef], ObjectInfo], ctes: dict[str, exp.Expression]
+) -> set[str]:
+    """The output column names of a SELECT that are increasing (decreasing ones are rare enough to leave out)."""
+    if not isinstance(select, exp.Select):
+        return set()
+    monotonic = _input_monotonic(select, kind_of, ctes)
+    out = set()
+    for e in select.expressions:
+        if isinstance(e, exp.Star):
+            out.update(c for c, d in monotonic.items() if d == _INCREASING)
+        elif _direction(e, monotonic) == _INCREASING and e.alias_or_name:
+            out.add(e.alias_or_name.lower() if not isinstance(e, exp.Alias) else identifier_name(e.args["alias"]))
+    return out
+
+
+def _direction_of_output(node: exp.Expression, monotonic_outputs: set[str]) -> int:
+    return _direction(node, dict.fromkeys(monotonic_outputs, _INCREASING))
+
+
+def _has_aggregation(select: exp.Select) -> bool:
+    if select.args.get("group") is not None or select.args.get("having") is not None:
+        return True
+    for e in select.expressions:
+        for agg in e.find_all(*_AGGREGATES):
+            if agg.find_ancestor(exp.Window) is None and agg.find_ancestor(exp.Subquery, exp.Select) is select:
+                return True
+    return False
+
+
+def _check_streaming_rules(
+    select: exp.Expression, kind_of: Callable[[TableRef], ObjectInfo], ctes: dict[str, exp.Expression]
+) -> None:
+    """Seed 001: a streaming aggregation needs a monotonic expression in GROUP BY; a streaming ORDER BY must
+    start with a monotonic expression (in its direction)."""
+    if not isinstance(select, exp.Select):
+        return
+    monotonic = _input_monotonic(select, kind_of, ctes)
+    if _has_aggregation(select):
+        group = select.args.get("group")
+        keys = list(group.expressions) if group is not None else []
+        if group is not None and (group.args.get("rollup") or group.args.get("cube")):
+            keys = []
+        if not any(_direction(k, monotonic) != 0 for k in keys):
+            raise stream_not_allowed(
+                "Streaming aggregation requires at least one monotonic expression in GROUP BY clause"
+            )
+    order = select.args.get("order")
+    if order is not None:
+        outputs = {identifier_name(e.args["alias"]): e.this for e in select.expressions if isinstance(e, exp.Alias)}
+
+        def direction(key: exp.Expression) -> int:
+            if isinstance(key, exp.Column) and not key.table and identifier_name(key.this) in outputs:
+                key = outputs[identifier_name(key.this)]
+            return _direction(key, monotonic)
+
+        _check_order(order, direction)
+
+
+def _check_order(order: exp.Expression, direction: Callable[[exp.Expression], int]) -> None:
+    keys = list(order.expressions)
+    if not keys:
+        return
+    first = keys[0]
+    desc = bool(first.args.get("desc")) if isinstance(first, exp.Ordered) else False
+    d = direction(first.this if isinstance(first, exp.Ordered) else first)
+    if d == 0 or (d == _INCREASING) == desc:
+        raise stream_not_allowed("Streaming ORDER BY must start with monotonic expression")
+
+
+def emission_order(query: Any, kind_of: Callable[[TableRef], ObjectInfo]) -> tuple[int, ...] | None:
+    """For a bounded run of a streaming query without a top-level ORDER BY: None when the query is stateless
+    (its rows come in arrival order as they are read), else the 1-based output positions to sort its rows by to
+    give them in emission order: the increasing outputs first (window ends, floored times: a row is emitted when
+    its key closes), then every other output (an order among rows emitted together)."""
+    node: exp.Expression = getattr(query, "node", query)
+    if isinstance(node, exp.SetOperation) and node.args.get("order") is not None:
+        return None
+    branches = _branches(node)
+    if any(isinstance(b, exp.Select) and b.args.get("order") is not None for b in branches) and len(branches) == 1:
+        return None
+    if not _stateful(node):
+        return None
+    ctes = _ctes(node)
+    first = branches[0]
+    if not isinstance(first, exp.Select) or any(isinstance(e, exp.Star) for e in first.expressions):
+        return None
+    monotonic = _query_monotonic_outputs(node, kind_of, ctes)
+    names = [
+        e.alias_or_name.lower() if not isinstance(e, exp.Alias) else identifier_name(e.args["alias"])
+        for e in first.expressions
+    ]
+    leading = [i + 1 for i, n in enumerate(names) if n in monotonic]
+    return tuple(leading + [i + 1 for i in range(len(names)) if i + 1 not in leading])
+
+
+def _stateful(node: exp.Expression) -> bool:
+    """Whether any SELECT of the query aggregates, joins, sorts or uses window functions (its output order is
+    then not the arrival order)."""
+    for select in node.find_all(exp.Select):
+        if _has_aggregation(select) or select.args.get("joins") or select.args.get("distinct"):
+            return True
+        if any(True for _ in select.find_all(exp.Window)):
+            return True
+    return False
+
+
+def _refuse_unbuilt(
+    node: exp.Expression, kind_of: Callable[[TableRef], ObjectInfo], ctes: dict[str, exp.Expression]
+) -> None:
+    """``NOT_SUPPORTED``, by name, for the streaming forms a bounded run does not evaluate with the seed's
+    semantics yet (rather than run them as a batch query, whose answer differs): OVER windows (a streaming OVER
+    orders rows by arrival), and joins of two streams (they need a lock step)."""
+    if any(True for _ in node.find_all(exp.Window)):
+        raise MergekitError(ErrorCode.NOT_SUPPORTED, "OVER windows in a streaming query are not supported yet")
+    for select in node.find_all(exp.Select):
+        items = _from_items(select)
+        if len(items) > 1 and sum(_converts(i, kind_of, ctes) for i in items) > 1:
+            raise MergekitError(ErrorCode.NOT_SUPPORTED, "A join of two streams is not supported yet")
