@@ -21,15 +21,13 @@ pytestmark = pytest.mark.spark
 
 CASES = {c["id"]: c for c in json.loads((Path(__file__).parent / "stream_examples.json").read_text())}
 
-BUILT = ["S01", "S04", "S16", "S25", "S34", "S37", "S40", "S43", "S46", "S49", "S52"]
+BUILT = ["S01", "S04", "S16", "S19", "S22", "S25", "S34", "S37", "S40", "S43", "S46", "S49", "S52"]
 NOT_YET = {
-    # window table functions (TABLE(TUMBLE|SESSION(...))), TUMBLE group functions, streaming OVER, stream-to-stream
+    # window table functions (TABLE(TUMBLE|SESSION(...))), streaming OVER, stream-to-stream
     # joins, Calcite's interval difference
     "S07": ErrorCode.STREAM_NOT_ALLOWED,  # the window function's (SELECT * FROM orders) reads the stream as a relation
     "S10": ErrorCode.SYNTAX_ERROR,
     "S13": ErrorCode.SYNTAX_ERROR,
-    "S19": ErrorCode.NOT_SUPPORTED,
-    "S22": ErrorCode.FUNCTION_NOT_FOUND,  # tumble_end
     "S28": ErrorCode.NOT_SUPPORTED,
     "S31": ErrorCode.NOT_SUPPORTED,
     "S55": ErrorCode.SYNTAX_ERROR,

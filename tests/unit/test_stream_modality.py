@@ -125,3 +125,40 @@ def test_stream_is_a_keyword_only_before_a_select_list() -> None:
         assert isinstance(st, msql.Query) and st.stream_selects == (False,), sql
     st = msql.parse_statement("SELECT STREAM stream FROM t")
     assert isinstance(st, msql.Query) and st.stream_selects == (True,)
+
+
+@pytest.mark.parametrize(
+    ("sql", "code", "message"),
+    [
+        (
+            "SELECT TUMBLE(rowtime, INTERVAL '1' HOUR) FROM t GROUP BY TUMBLE(rowtime, INTERVAL '1' HOUR)",
+            ErrorCode.SYNTAX_ERROR,
+            "Group function '$TUMBLE' can only appear in GROUP BY clause",
+        ),
+        (
+            "SELECT TUMBLE_END(rowtime, INTERVAL '1' HOUR, TIME '00:00:00') FROM t "
+            "GROUP BY TUMBLE(rowtime, INTERVAL '1' HOUR)",
+            ErrorCode.SYNTAX_ERROR,
+            "Call to auxiliary group function 'TUMBLE_END' must have matching call to group function '$TUMBLE' in "
+            "GROUP BY clause",
+        ),
+        ("SELECT TUMBLE_START(rowtime, INTERVAL '1' HOUR) FROM t", ErrorCode.SYNTAX_ERROR, "must have matching call"),
+        (
+            "SELECT COUNT(*) FROM t GROUP BY HOP(rowtime, INTERVAL '1' HOUR, INTERVAL '2' HOUR)",
+            ErrorCode.NOT_SUPPORTED,
+            "HOP is not supported yet",
+        ),
+        (
+            "SELECT COUNT(*) FROM t GROUP BY TUMBLE(rowtime, INTERVAL '0' HOUR)",
+            ErrorCode.NOT_SUPPORTED,
+            "positive INTERVAL literal",
+        ),
+    ],
+)
+def test_group_window_rules(sql: str, code: ErrorCode, message: str) -> None:
+    st = msql.parse_statement(sql)
+    assert isinstance(st, msql.Query)
+    with pytest.raises(MergekitError) as caught:
+        st.to_spark(tables={}, schema={"t": {"rowtime": "timestamp(3)"}})
+    assert caught.value.code is code
+    assert message in str(caught.value)
