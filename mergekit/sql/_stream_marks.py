@@ -13,8 +13,36 @@ __all__ = ["STREAM_MARK", "mark_select_stream", "is_stream_select", "strip_strea
 
 STREAM_MARK = "mergekit:select-stream"
 
-# After SELECT STREAM, these mean the word STREAM was the select list itself (a column named stream).
-_NOT_A_KEYWORD_AFTER = {TokenType.COMMA, TokenType.FROM, TokenType.ALIAS, TokenType.DOT, TokenType.R_PAREN}
+# After SELECT STREAM, these mean the word STREAM was the select list itself or the start of an expression over
+# a column named stream (``SELECT stream + 1``, ``SELECT stream || 'x'``, ``SELECT stream = 2``).
+_NOT_A_KEYWORD_AFTER = {
+    TokenType.COMMA,
+    TokenType.FROM,
+    TokenType.ALIAS,
+    TokenType.DOT,
+    TokenType.R_PAREN,
+    TokenType.SEMICOLON,
+    TokenType.PLUS,
+    TokenType.DASH,
+    TokenType.SLASH,
+    TokenType.MOD,
+    TokenType.DPIPE,
+    TokenType.EQ,
+    TokenType.NEQ,
+    TokenType.LT,
+    TokenType.LTE,
+    TokenType.GT,
+    TokenType.GTE,
+    TokenType.AND,
+    TokenType.OR,
+    TokenType.IS,
+    TokenType.IN,
+    TokenType.LIKE,
+    TokenType.BETWEEN,
+    TokenType.L_BRACKET,
+    TokenType.WHERE,
+    TokenType.UNION,
+}
 
 
 def mark_select_stream(text: str) -> str:
@@ -34,8 +62,12 @@ def mark_select_stream(text: str) -> str:
             if second.text.upper() != "STREAM" or second.token_type is TokenType.IDENTIFIER:
                 continue
             after = tokens[i + 2] if i + 2 < len(tokens) else None
-            if after is None or after.token_type in _NOT_A_KEYWORD_AFTER or after.token_type is TokenType.SEMICOLON:
+            if after is None or after.token_type in _NOT_A_KEYWORD_AFTER:
                 continue
+            if after.token_type is TokenType.STAR:  # SELECT STREAM * FROM ..., or SELECT stream * 2 FROM ...
+                then = tokens[i + 3] if i + 3 < len(tokens) else None
+                if then is not None and then.token_type not in (TokenType.FROM, TokenType.COMMA, TokenType.EXCEPT):
+                    continue
             cuts.append((second.start, second.end + 1))
     for start, end in reversed(cuts):
         text = f"{text[:start]}/*{STREAM_MARK}*/{text[end:]}"

@@ -120,11 +120,18 @@ def test_stream_is_a_keyword_only_before_a_select_list() -> None:
         "SELECT stream, a FROM t",
         'SELECT "stream" FROM t',
         "SELECT stream AS s FROM t",
+        "SELECT stream + 1 FROM t",
+        "SELECT stream - 1 FROM t",
+        "SELECT stream * 2 FROM t",
+        "SELECT stream || 'x' FROM t",
+        "SELECT stream = 2 FROM t",
+        "SELECT stream",
     ]:
         st = msql.parse_statement(sql)
         assert isinstance(st, msql.Query) and st.stream_selects == (False,), sql
-    st = msql.parse_statement("SELECT STREAM stream FROM t")
-    assert isinstance(st, msql.Query) and st.stream_selects == (True,)
+    for sql in ["SELECT STREAM stream FROM t", "SELECT STREAM * FROM t", "SELECT STREAM *, a FROM t"]:
+        st = msql.parse_statement(sql)
+        assert isinstance(st, msql.Query) and st.stream_selects == (True,), sql
 
 
 @pytest.mark.parametrize(
