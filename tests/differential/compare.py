@@ -204,9 +204,10 @@ DELIBERATE: list[Deliberate] = [
     ),
     Deliberate(
         "nothing_to_change",
-        "A MERGE whose WHEN clauses all say DO NOTHING can change no row: mergekit (Spark's optimizer) computes "
-        "neither its source nor the join, so an error there (an overflow in a computed source column) is not "
-        "raised; PostgreSQL runs the join and fails.",
+        "A MERGE whose WHEN clauses all say DO NOTHING (or can never be taken: AND FALSE) can change no row: "
+        "mergekit (Spark's optimizer) computes neither its source, the join nor the WHEN conditions, so an error "
+        "there (an overflow in a computed source column, t.b % 0 in a condition) is not raised; PostgreSQL runs "
+        "the join and fails.",
         _nothing_to_change,
     ),
     Deliberate(

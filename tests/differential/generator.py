@@ -248,7 +248,7 @@ class Exprs:
         if kind == "coalesce":
             a, ta, ca = self.int_(depth - 1)
             b, tb, cb = self.int_(depth - 1)
-            return f"COALESCE({_typed(a)}, {_typed(b)})", _wider(ta, tb), ca and cb
+            return f"COALESCE({_typed(a)}, {_typed(b)})", _wider(ta, tb), _coalesce_constant(a, ca, cb)
         if kind == "case":
             c = self.bool_(depth - 1)
             a, ta, ca = self.int_(depth - 1)
@@ -332,7 +332,7 @@ class Exprs:
         if kind == "coalesce":
             a, ca = self.str_(depth - 1)
             b, cb = self.str_(depth - 1)
-            return f"COALESCE({a}, {b})", ca and cb
+            return f"COALESCE({a}, {b})", _coalesce_constant(a, ca, cb)
         if kind == "case":
             c = self.bool_(depth - 1)
             a, _ = self.str_(depth - 1)
@@ -425,6 +425,12 @@ class Exprs:
                 return str(self.rng.randint(-5, 20))
             self.acc.hazards.add("overflow")
         return sql
+
+
+def _coalesce_constant(a: str, ca: bool, cb: bool) -> bool:
+    """Whether PostgreSQL folds ``COALESCE(a, b)`` to a constant while planning: ``a`` a constant that is not NULL
+    (the rest is dropped), or both constants."""
+    return (ca and a not in ("NULL", "CAST(NULL AS VARCHAR)", "CAST(NULL AS INTEGER)")) or (ca and cb)
 
 
 def _typed(sql: str) -> str:
@@ -952,8 +958,9 @@ class _Writer:
         if not_matched and all(c.endswith("THEN DO NOTHING") for c in not_matched):
             # PostgreSQL then joins without the source rows no target row matches (compare.DELIBERATE)
             self.acc.tags.add("not_matched_only_do_nothing")
-        if all(c.endswith("THEN DO NOTHING") for c in clauses):
-            # nothing can change: mergekit computes neither the source nor the join (compare.DELIBERATE)
+        if all(c.endswith("THEN DO NOTHING") or " AND FALSE THEN " in c for c in clauses):
+            # nothing can change (a clause AND FALSE is never taken): mergekit computes neither the source nor the
+            # join (compare.DELIBERATE)
             self.acc.tags.add("all_do_nothing")
         target = f"tgt{' AS ' + alias if alias else ''}"
         return f"{with_}MERGE INTO {target} USING {source} ON {on} {' '.join(clauses)}"
