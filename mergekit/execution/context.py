@@ -102,8 +102,8 @@ class StatementContext:
                 self.schema[self.views[ref]] = {f.name: trino_name(f.dataType) for f in df.schema.fields}
                 continue
             changes = (ref.changes_from, ref.changes_to) if ref.changes_from is not None else None
-            table = self.resolve(ref.name, version=version_of(ref), changes=changes)
-            self.resolved[ref] = table
+            table = self.resolved.get(ref) or self.resolve(ref.name, version=version_of(ref), changes=changes)
+            self.resolved[ref] = table  # (the modality check of a query may have resolved it already)
             visible = table.metadata.visible_columns
             handles = table.connector.get_metadata().get_column_handles(
                 session=self.session(table.catalog), table_handle=table.handle

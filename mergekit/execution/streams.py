@@ -66,7 +66,9 @@ def _slack(
 def _kind(ctx: StatementContext, ref: msql.TableRef) -> msql.ObjectInfo:
     if ref.is_change_feed or ".".join(ref.name.parts) in ctx.dataframes:
         return msql.ObjectInfo(msql.ObjectKind.TABLE)
-    table = ctx.resolve(ref.name, version=version_of(ref))
+    table = ctx.resolved.get(ref)
+    if table is None:
+        table = ctx.resolved[ref] = ctx.resolve(ref.name, version=version_of(ref))
     stream = table.metadata.stream
     if stream is None:
         return msql.ObjectInfo(msql.ObjectKind.TABLE)
@@ -85,8 +87,7 @@ def run_stream_query(ctx: StatementContext, st: msql.Query) -> Result:
     for ref in st.table_refs():
         if ref in ctx.views or _kind(ctx, ref).kind is msql.ObjectKind.TABLE:
             continue
-        table = ctx.resolve(ref.name)
-        commits += _bind_stream(ctx, ref, table)
+        commits += _bind_stream(ctx, ref, ctx.resolved[ref])
     sql = ctx.render(st)
     order = msql.emission_order(st, lambda ref: _kind(ctx, ref))
     if order:  # a stateful query: its rows in the order a running query emits them
