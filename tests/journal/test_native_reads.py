@@ -11,14 +11,28 @@ from tests.helpers import assert_rows
 pytestmark = pytest.mark.spark
 
 
+_ENGINES: list = []
+
+
+@pytest.fixture(autouse=True)
+def _close_engines():
+    """Each test's engines are closed after it: the views of ``Engine.table()`` DataFrames live until then, and the
+    Spark session is shared by the whole run (tests/cli checks that no mergekit view is left behind)."""
+    yield
+    while _ENGINES:
+        _ENGINES.pop().close()
+
+
 def _engine(spark, tmp_path, **options):
     from mergekit import Engine
 
-    return Engine(
+    engine = Engine(
         spark=spark,
         catalogs={"lake": {"connector": "journal", "warehouse": str(tmp_path), "version_type": "bigint", **options}},
         default_catalog="lake",
     )
+    _ENGINES.append(engine)
+    return engine
 
 
 def _scan(result) -> dict:
