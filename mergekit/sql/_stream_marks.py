@@ -9,7 +9,7 @@ from sqlglot.tokens import Tokenizer, TokenType
 
 from ._dialect import DIALECT
 
-__all__ = ["STREAM_MARK", "mark_select_stream", "is_stream_select", "strip_stream_marks", "top_level_stream_flags"]
+__all__ = ["STREAM_MARK", "mark_select_stream", "is_stream_select", "top_level_stream_flags"]
 
 STREAM_MARK = "mergekit:select-stream"
 
@@ -87,10 +87,3 @@ def top_level_stream_flags(tree: exp.Expression) -> tuple[bool, ...]:
     if isinstance(tree, exp.SetOperation):
         return top_level_stream_flags(tree.this) + top_level_stream_flags(tree.expression)
     return (is_stream_select(tree),)
-
-
-def strip_stream_marks(tree: exp.Expression) -> None:
-    """Remove the marks (before rendering: Spark need not see them)."""
-    for select in tree.find_all(exp.Select):
-        if select.comments:
-            select.comments = [c for c in select.comments if c != STREAM_MARK]
