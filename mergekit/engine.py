@@ -9,25 +9,32 @@ configuration: mergekit's settings apply per statement (``execution.session.appl
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import pyarrow as pa
 
 from mergekit import sql as msql
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.context import StatementContext
+from mergekit.execution.continuous import StreamHandle
 from mergekit.execution.ddl import DDL_STATEMENTS
 from mergekit.execution.errors import translate_error
 from mergekit.execution.query import explain, run_query
 from mergekit.execution.session import applied_conf, local_session, python_for_workers
 from mergekit.execution.session_statements import SESSION_STATEMENTS
 from mergekit.execution.statement import run_dml
+from mergekit.execution.streaming_jobs import JobStore
 from mergekit.execution.streams import create_stream
+from mergekit.execution.views import expand_statement_views
 from mergekit.metadata import Catalogs, connector_from_spec, default_connector
 from mergekit.planner import check_session_property
 from mergekit.result import Result
 from mergekit.spi import Connector
+from mergekit.streaming import run_job_statement, start_continuous
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -35,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = ["Engine", "MergeBuilder"]
 
 _source_ids = itertools.count()
+_T = TypeVar("_T")
 
 # Statement kind -> how it runs: handler(ctx, statement) -> Result
 STATEMENTS: dict[type, Callable[[StatementContext, Any], Result]] = {
@@ -65,8 +73,14 @@ class Engine:
         catalogs: Mapping[str, Connector | Mapping[str, Any]] | None = None,
         default_catalog: str = "lake",
         default_schema: str = "default",
+        streams_dir: str | None = None,
     ) -> None:
         self.spark = spark if spark is not None else local_session()
+        # streaming jobs' definitions and checkpoints, and named continuous queries' checkpoints
+        self.streams_dir = streams_dir
+        self._jobs = JobStore(streams_dir)
+        self._running: dict[str, StreamHandle] = {}  # streaming jobs started here (START STREAMING JOB)
+        self._streams: list[StreamHandle] = []  # continuous runs started here (Engine.stream)
         # the session's configuration stays the caller's: mergekit's settings apply per statement (applied_conf)
         self._python_exec = python_for_workers(self.spark)
         self._catalogs = Catalogs(default_catalog=default_catalog, default_schema=default_schema)
@@ -89,10 +103,12 @@ class Engine:
         """The embedded default: a local Spark session (the active one if any, with the workers running this
         interpreter), catalog ``lake`` over ``warehouse``, schema ``default``."""
         spark = local_session()
+        # absolute: the Python worker of a streaming source (another process, another working directory) opens it
+        warehouse = os.path.abspath(str(warehouse))
         if catalogs is None:
             name = connector or default_connector()
-            catalogs = {"lake": {"connector": name, "warehouse": str(warehouse), **options}}
-        return cls(spark=spark, catalogs=catalogs)
+            catalogs = {"lake": {"connector": name, "warehouse": warehouse, **options}}
+        return cls(spark=spark, catalogs=catalogs, streams_dir=os.path.join(warehouse, "_streams"))
 
     @property
     def default_catalog(self) -> str:
@@ -106,7 +122,7 @@ class Engine:
 
     def add_catalog(self, name: str, spec: Connector | Mapping[str, Any]) -> Connector:
         """Serve catalog ``name`` by a connector, or by the installed connector its config names."""
-        return self._catalogs.add(name, connector_from_spec(name, spec))
+        return self._catalogs.add(name, connector_from_spec(name, spec), None if isinstance(spec, Connector) else spec)
 
     def catalog(self, name: str) -> Connector:
         return self._catalogs.get(name)
@@ -116,6 +132,10 @@ class Engine:
         return self._catalogs.all()
 
     def close(self) -> None:
+        for handle in [*self._running.values(), *self._streams]:
+            handle.stop()
+        self._running.clear()
+        self._streams.clear()
         self._catalogs.close()
         self._context().drop_views(list(self._live_views))
 
@@ -127,7 +147,36 @@ class Engine:
         ``stream=True``: a query's rows are not collected; the result reads them from Spark when they are
         iterated (``Result.batches()``, iteration), one partition at a time, so any size fits in memory."""
         statement = msql.parse_statement(sql)
+        if isinstance(statement, msql.CreateStreamingJob | msql.JobAction | msql.ShowStreamingJobs):
+            return run_job_statement(self, statement)
         return self._run(statement, stream=stream)
+
+    def running_job(self, name: str) -> StreamHandle | None:
+        """The handle of streaming job ``name`` started by ``START STREAMING JOB`` on this engine (its ``progress``,
+        ``exception``, ``process_all_available()``), or None when it is not running here."""
+        return self._running.get(name.lower())
+
+    def stream(
+        self,
+        sql: str,
+        *,
+        on_batch: Callable[[pa.Table], None] | None = None,
+        trigger: str = "1 second",
+        name: str | None = None,
+    ) -> StreamHandle:
+        """Run ``SELECT STREAM ...`` continuously: a micro-batch every ``trigger`` (a processing-time interval)
+        when commits arrived, each emitting the rows that became final (docs/streaming.md, "Continuous runs").
+
+        ``on_batch`` receives each micro-batch's rows as an Arrow table (on a Spark thread of this process);
+        without it the handle keeps them (``rows()``). ``name`` makes the run resumable: its checkpoint lives
+        under ``streams_dir`` and a later ``stream(..., name=...)`` continues after the last processed commit;
+        unnamed runs start from the stream's first retained commit and keep their checkpoint in a temporary
+        folder. Returns a :class:`StreamHandle` (``stop``, ``await_termination``, ``process_all_available``,
+        ``progress``, ``rows``)."""
+        statement = msql.parse_statement(sql)
+        if not isinstance(statement, msql.Query):
+            raise MergekitError(ErrorCode.NOT_SUPPORTED, "Engine.stream runs a SELECT STREAM query")
+        return start_continuous(self, statement, on_batch=on_batch, trigger=trigger, name=name)
 
     def execute_script(self, text: str) -> list[Result]:
         """Run statements separated by ';' in order; stops at the first failure (which raises)."""
@@ -160,7 +209,13 @@ class Engine:
     def unregister_dataframe(self, name: str) -> None:
         self._dataframes.pop(name.lower(), None)
 
-    def _context(self, *, stream: bool = False, overrides: Mapping[str, str] | None = None) -> StatementContext:
+    def _context(
+        self,
+        *,
+        stream: bool = False,
+        overrides: Mapping[str, str] | None = None,
+        connector_properties: Mapping[str, Any] | None = None,
+    ) -> StatementContext:
         return StatementContext(
             self.spark,
             self._catalogs,
@@ -169,32 +224,59 @@ class Engine:
             stream=stream,
             session_properties=self._session_properties,
             overrides=overrides,
+            connector_properties=connector_properties,
         )
 
     @contextmanager
     def _statement(
-        self, *, stream: bool = False, overrides: Mapping[str, str] | None = None
+        self,
+        *,
+        stream: bool = False,
+        overrides: Mapping[str, str] | None = None,
+        connector_properties: Mapping[str, Any] | None = None,
     ) -> Iterator[StatementContext]:
-        ctx = self._context(stream=stream, overrides=overrides)
+        ctx = self._context(stream=stream, overrides=overrides, connector_properties=connector_properties)
         try:
             yield ctx
         finally:
             ctx.drop_views()
 
     def _run(
-        self, statement: msql.Statement, *, stream: bool = False, overrides: Mapping[str, str] | None = None
+        self,
+        statement: msql.Statement,
+        *,
+        stream: bool = False,
+        overrides: Mapping[str, str] | None = None,
+        connector_properties: Mapping[str, Any] | None = None,
     ) -> Result:
         handler = STATEMENTS.get(type(statement))
         if handler is None:
             raise MergekitError(ErrorCode.NOT_SUPPORTED, f"Statement not supported: {type(statement).__name__}")
+
+        def run(ctx: StatementContext) -> Result:
+            expanded = expand_statement_views(ctx, statement)  # views become their queries (execution.views)
+            ctx.guard_scans = msql.predicates_may_fail(expanded)
+            return handler(ctx, expanded)
+
+        return self._in_statement(run, stream=stream, overrides=overrides, connector_properties=connector_properties)
+
+    def _in_statement(
+        self,
+        fn: Callable[[StatementContext], _T],
+        *,
+        stream: bool = False,
+        overrides: Mapping[str, str] | None = None,
+        connector_properties: Mapping[str, Any] | None = None,
+    ) -> _T:
+        """``fn(ctx)`` as one statement: under the engine's lock and mergekit's Spark settings, its views dropped
+        at the end, any failure a :class:`MergekitError`."""
         with (
             self._lock,
             applied_conf(self.spark, self._python_exec),
-            self._statement(stream=stream, overrides=overrides) as ctx,
+            self._statement(stream=stream, overrides=overrides, connector_properties=connector_properties) as ctx,
         ):
-            ctx.guard_scans = msql.predicates_may_fail(statement)
             try:
-                return handler(ctx, statement)
+                return fn(ctx)
             except MergekitError:
                 raise
             except Exception as exc:  # Spark, py4j, worker failures

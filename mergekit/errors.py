@@ -75,6 +75,10 @@ class ErrorCode(enum.Enum):
     SUBQUERY_MULTIPLE_ROWS = (208, ErrorType.USER_ERROR)
     QUERY_TEXT_TOO_LARGE = (209, ErrorType.USER_ERROR)
     STATEMENT_TOO_DEEP = (210, ErrorType.USER_ERROR)
+    INVALID_VIEW = (211, ErrorType.USER_ERROR)  # a stored view no longer analyses (Trino's INVALID_VIEW)
+    VIEW_IS_RECURSIVE = (212, ErrorType.USER_ERROR)  # a view that reads itself, directly or through others
+    STREAMING_JOB_NOT_FOUND = (220, ErrorType.USER_ERROR)  # RUN/START/STOP/DROP STREAMING JOB of an unknown job
+    STREAMING_JOB_ALREADY_EXISTS = (221, ErrorType.USER_ERROR)  # CREATE STREAMING JOB of an existing name
     GENERIC_INTERNAL_ERROR = (65536, ErrorType.INTERNAL_ERROR)
     PLUGIN_LOAD_ERROR = (65537, ErrorType.INTERNAL_ERROR)
     WRITER_ERROR = (65538, ErrorType.INTERNAL_ERROR)

@@ -52,10 +52,21 @@ class Catalogs:
         self.default_catalog = default_catalog
         self.default_schema = default_schema
         self._connectors: dict[str, Connector] = {}
+        self._specs: dict[str, Mapping[str, Any]] = {}
 
-    def add(self, name: str, connector: Connector) -> Connector:
+    def add(self, name: str, connector: Connector, spec: Mapping[str, Any] | None = None) -> Connector:
+        """Serve catalog ``name`` by ``connector``; ``spec``, the configuration it was created from, lets another
+        process (the Python worker of a streaming source) create the same connector."""
         self._connectors[name.lower()] = connector
+        if spec is not None:
+            self._specs[name.lower()] = dict(spec)
+        else:
+            self._specs.pop(name.lower(), None)
         return connector
+
+    def spec(self, name: str) -> Mapping[str, Any] | None:
+        """The configuration catalog ``name`` was created from; None for a catalog given as a connector."""
+        return self._specs.get(name.lower())
 
     def get(self, name: str) -> Connector:
         try:

@@ -100,12 +100,19 @@ def run_command(
 @click.command("sql")
 @click.argument("statements")
 @click.option("--echo", "-e", is_flag=True, help="Print each statement before its result.")
+@click.option(
+    "--follow",
+    "-f",
+    is_flag=True,
+    help="Run a SELECT STREAM continuously: print rows as they are emitted until Ctrl-C.",
+)
 @_engine_options
 @click.pass_context
 def sql_command(
     ctx: click.Context,
     statements: str,
     echo: bool,
+    follow: bool,
     warehouse: str | None,
     catalog_config: str | None,
     max_rows: int,
@@ -114,9 +121,12 @@ def sql_command(
 
     \b
     mergekit sql "SELECT * FROM accounts ORDER BY customer"
+    mergekit sql --follow "SELECT STREAM rowtime, units FROM orders"
     """
     runner = Runner(_state(ctx, warehouse, catalog_config, max_rows))
     try:
+        if follow:
+            return runner.follow(statements)
         return runner.run_script(statements, echo=echo)
     finally:
         runner.close()
@@ -149,7 +159,7 @@ def shell_command(ctx: click.Context, warehouse: str | None, catalog_config: str
     "--section",
     "sections",
     multiple=True,
-    type=click.Choice(["accounts", "journal", "conflict", "partitions"]),
+    type=click.Choice(["accounts", "journal", "conflict", "partitions", "streams"]),
     help="Run only these parts (repeatable; default: all).",
 )
 @click.pass_context

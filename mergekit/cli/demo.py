@@ -11,6 +11,8 @@
 4. **partitions** (seed 004): MonetDB's ``splitted`` decades (range partitions) and ``scorers``
    (value partitions over an expression), with the seed's errors, and updates that move a row to
    another child table.
+5. **streams** (seed 001, ``demo_streams``): Calcite's Orders stream, the seed's filter, tumbling window and
+   stream-to-table join with the seed's results, a relational query of a stream refused, then a streaming job.
 
 Every statement is printed with its result table or row count and metrics. Where the seed gives a result,
 the demo checks it and exits 1 if it differs (or if an expected error does not happen).
@@ -27,13 +29,14 @@ from typing import Any
 
 from rich.text import Text
 
+from mergekit.cli.demo_streams import streams
 from mergekit.cli.runner import start_local_spark
 from mergekit.cli.terminal import Output, SparkProgress, format_value
 from mergekit.errors import MergekitError
 
 __all__ = ["SECTIONS", "run_demo"]
 
-SECTIONS = ("accounts", "journal", "conflict", "partitions")
+SECTIONS = ("accounts", "journal", "conflict", "partitions", "streams")
 
 Rows = Sequence[Sequence[str]]
 
@@ -459,6 +462,7 @@ def run_demo(
                 "journal": demo.journal,
                 "conflict": demo.conflict,
                 "partitions": demo.partitions,
+                "streams": lambda: streams(demo),
             }
             for name in chosen:
                 steps[name]()

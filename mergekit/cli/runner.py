@@ -7,6 +7,7 @@ job group and its cancellation (:mod:`mergekit.execution.jobs`).
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
@@ -140,7 +141,11 @@ class Runner:
             if self._catalogs is not None:
                 catalogs, default_catalog, default_schema = self._catalogs
                 engine = Engine(
-                    spark=spark, catalogs=catalogs, default_catalog=default_catalog, default_schema=default_schema
+                    spark=spark,
+                    catalogs=catalogs,
+                    default_catalog=default_catalog,
+                    default_schema=default_schema,
+                    streams_dir=os.path.join(self.state.warehouse or DEFAULT_WAREHOUSE, "_streams"),
                 )
             else:
                 engine = Engine.local(warehouse=self.state.warehouse or DEFAULT_WAREHOUSE)
@@ -226,6 +231,41 @@ class Runner:
                 self._error(exc, source, lines[number - 1], number)
                 return 1
         return 0
+
+    def follow(self, sql: str) -> int:
+        """``mergekit sql --follow``: run one ``SELECT STREAM`` continuously, print each micro-batch's rows as
+        they are emitted, stop cleanly on Ctrl-C (0), or on the query's error (1)."""
+        engine = self.engine
+        counts = {"rows": 0, "batches": 0}
+
+        def on_batch(table: Any) -> None:
+            rows = [tuple(r.values()) for r in table.to_pylist()]
+            counts["rows"] += len(rows)
+            counts["batches"] += 1
+            self.output.table(table.column_names, rows)
+
+        try:
+            handle = engine.stream(sql.strip().rstrip(";"), on_batch=on_batch)
+        except MergekitError as exc:
+            self.output.error(exc)
+            return 1
+        self.output.note("Following the stream; Ctrl-C stops.")
+        status = 0
+        stop = threading.Event()
+        # Ctrl-C sets the event (raising KeyboardInterrupt inside a py4j call would break its connection)
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: stop.set()) if _main_thread() else None
+        try:
+            while not stop.wait(0.5) and handle.is_active:
+                pass
+            if handle.exception is not None:
+                self.output.error(handle.exception)
+                status = 1
+        finally:
+            handle.stop()
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
+        self.output.note(f"{counts['rows']} rows, {counts['batches']} batches")
+        return status
 
     def _error(self, exc: Exception, source: str | None, line: int, number: int) -> None:
         if source is None:

@@ -42,8 +42,11 @@ class StatementContext:
         stream: bool = False,
         session_properties: dict[str, str] | None = None,
         overrides: Mapping[str, str] | None = None,
+        connector_properties: Mapping[str, Any] | None = None,
     ) -> None:
         self.spark = spark
+        # put in every ConnectorSession of the statement (a streaming job's JobBatch, mergekit.spi._jobs)
+        self.connector_properties = dict(connector_properties or {})
         # SET SESSION values: the engine's (SET/RESET SESSION change them), and this statement's in effect
         self.session_properties = session_properties if session_properties is not None else {}
         self.properties: dict[str, str] = {**self.session_properties, **(overrides or {})}
@@ -63,7 +66,7 @@ class StatementContext:
 
     def session(self, catalog: str) -> ConnectorSession:
         if catalog not in self.sessions:
-            self.sessions[catalog] = ConnectorSession(catalog=catalog)
+            self.sessions[catalog] = ConnectorSession(catalog=catalog, properties=self.connector_properties)
         return self.sessions[catalog]
 
     def resolve(

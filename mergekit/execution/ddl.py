@@ -50,6 +50,7 @@ from .evolution import refuse_constrained, rename_column, set_column_type
 from .scan import scan_table
 from .statement import refuse_stream_change, run_dml
 from .types import arrow_type, spark_sql_type, spark_type, trino_name
+from .views import VIEW_STATEMENTS, describe_view
 
 __all__ = ["run_ddl", "DDL_STATEMENTS"]
 
@@ -126,6 +127,8 @@ def drop_table(ctx: StatementContext, st: msql.DropTable) -> Result:
     session = ctx.session(catalog)
     handle = meta.get_table_handle(session=session, table=name)
     kind = "STREAM" if st.stream else "TABLE"
+    if handle is None and meta.get_view(session=session, name=name) is not None:
+        raise MergekitError(ErrorCode.NOT_SUPPORTED, f"'{catalog}.{name}' is a view: use DROP VIEW")
     if handle is None:
         if st.if_exists:
             return Result(statement=f"DROP {kind}")
@@ -155,7 +158,10 @@ def show_tables(ctx: StatementContext, st: msql.ShowTables) -> Result:
     schema = st.schema.parts[-1] if st.schema else ctx.catalogs.default_schema
     meta = ctx.catalogs.get(catalog).get_metadata()
     session = ctx.session(catalog)
-    names = meta.list_tables(session=session, schema=schema)
+    names = list(meta.list_tables(session=session, schema=schema))
+    if not st.streams:  # SHOW TABLES lists views too (as Trino's does)
+        views = meta.list_views(session=session, schema=schema)
+        names = sorted([*names, *views], key=lambda n: (n.schema, n.table)) if views else names
     tables = [n.table for n in names if st.like is None or msql.like_matches(n.table, st.like, st.escape)]
     if st.streams:  # SHOW STREAMS
         tables = [t for t, n in zip(tables, names, strict=False) if _is_stream(meta, session, n)]
@@ -175,6 +181,9 @@ def show_schemas(ctx: StatementContext, st: msql.ShowSchemas) -> Result:
 
 
 def describe(ctx: StatementContext, st: msql.Describe) -> Result:
+    view = describe_view(ctx, st.name)
+    if view is not None:
+        return view
     metadata = ctx.resolve(st.name).metadata
     cols = metadata.visible_columns
     monotonic = {m.name: m for m in metadata.stream.monotonic} if metadata.stream is not None else {}
@@ -225,6 +234,24 @@ def add_column(ctx: StatementContext, st: msql.AlterTableAddColumn) -> Result:
         raise MergekitError(ErrorCode.DUPLICATE_COLUMN_NAME, f"Column '{st.column.name}' already exists")
     table.connector.get_metadata().add_column(
         session=ctx.session(table.catalog), table_handle=table.handle, column=column_metadata(st.column)
+    )
+    return Result(statement="ALTER TABLE")
+
+
+def set_properties(ctx: StatementContext, st: msql.AlterTableSetProperties) -> Result:
+    """``ALTER TABLE t SET PROPERTIES name = value | DEFAULT, ...``: each checked against the connector's declared
+    properties (``INVALID_TABLE_PROPERTY`` as in CREATE TABLE); DEFAULT is passed as None."""
+    table = ctx.resolve(st.name)
+    declared = table.connector.get_table_properties()
+    given = {k: v for k, v in st.properties.items() if v is not None}
+    checked = validate_table_properties(table.catalog, declared, given)
+    names = {p.name for p in declared}
+    for name in st.properties:
+        if name not in names:  # NAME = DEFAULT of an unknown property: the same refusal
+            validate_table_properties(table.catalog, declared, {name: ""})
+    values = {name: checked[name] if name in given else None for name in st.properties}
+    table.connector.get_metadata().set_table_properties(
+        session=ctx.session(table.catalog), table_handle=table.handle, properties=values
     )
     return Result(statement="ALTER TABLE")
 
@@ -469,6 +496,8 @@ DDL_STATEMENTS: Mapping[type, Any] = {
     msql.CreateMergeTable: merge_table_ddl,
     msql.AlterTableSetPartition: merge_table_ddl,
     msql.AlterTableDropPartition: merge_table_ddl,
+    msql.AlterTableSetProperties: set_properties,
+    **VIEW_STATEMENTS,
 }
 """Statement kind -> its handler: ``handler(ctx, statement) -> Result``."""
 

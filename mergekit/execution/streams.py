@@ -13,6 +13,8 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
+import attrs
+
 from mergekit import sql as msql
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.metadata import ResolvedTable, version_of
@@ -23,7 +25,7 @@ from .context import StatementContext
 from .ddl import create_table
 from .scan import scan_stream
 
-__all__ = ["create_stream", "check_query_modality", "run_stream_query"]
+__all__ = ["create_stream", "check_query_modality", "kind_of", "run_stream_query", "stream_table"]
 
 
 def create_stream(ctx: StatementContext, st: msql.CreateStream) -> Result:
@@ -69,11 +71,14 @@ def _kind(ctx: StatementContext, ref: msql.TableRef) -> msql.ObjectInfo:
     table = ctx.resolved.get(ref)
     if table is None:
         table = ctx.resolved[ref] = ctx.resolve(ref.name, version=version_of(ref))
-    stream = table.metadata.stream
+    stream = table.metadata.stream or table.metadata.change_stream  # (a table whose change feed is a stream)
     if stream is None:
         return msql.ObjectInfo(msql.ObjectKind.TABLE)
     kind = msql.ObjectKind.BOTH if stream.history else msql.ObjectKind.STREAM
     return msql.ObjectInfo(kind, tuple((m.name, m.descending) for m in stream.monotonic))
+
+
+kind_of = _kind  # what a table reference is (table, stream, both), for the continuous runs
 
 
 def check_query_modality(ctx: StatementContext, st: msql.Query) -> bool:
@@ -88,15 +93,31 @@ def run_stream_query(ctx: StatementContext, st: msql.Query) -> Result:
         if ref in ctx.views or _kind(ctx, ref).kind is msql.ObjectKind.TABLE:
             continue
         commits += _bind_stream(ctx, ref, ctx.resolved[ref])
-    sql = ctx.render(st)
     order = msql.emission_order(st, lambda ref: _kind(ctx, ref))
+    # streaming OVER windows: named windows inlined, the implicit ORDER BY (mergekit.sql._stream_over)
+    sql = ctx.render(msql.prepare_stream_query(st, lambda ref: _kind(ctx, ref)))
     if order:  # a stateful query: its rows in the order a running query emits them
         sql = f"SELECT * FROM ({sql}) ORDER BY {', '.join(str(i) for i in order)}"
     df = ctx.spark.sql(sql)
     return Result(statement="SELECT STREAM", table=df.toArrow(), metrics={"scans": list(ctx.scans), "commits": commits})
 
 
+def stream_table(ctx: StatementContext, table: ResolvedTable) -> ResolvedTable:
+    """What a streaming query reads for ``table``: the stream itself, or for a table whose change feed is a stream
+    (``ConnectorTableMetadata.change_stream``) its change feed: the handle of ``get_changes_handle`` from version 0
+    and that handle's columns, with ``stream`` set to the change stream's definition."""
+    change = table.metadata.change_stream
+    if table.metadata.stream is not None or change is None:
+        return table
+    meta = table.connector.get_metadata()
+    session = ctx.session(table.catalog)
+    handle = meta.get_changes_handle(session=session, table=table.name, from_version=0)
+    feed = meta.get_table_metadata(session=session, table_handle=handle)
+    return attrs.evolve(table, handle=handle, metadata=attrs.evolve(feed, stream=change, change_stream=None))
+
+
 def _bind_stream(ctx: StatementContext, ref: msql.TableRef, table: ResolvedTable) -> int:
+    table = stream_table(ctx, table)
     meta = table.connector.get_metadata()
     session = ctx.session(table.catalog)
     visible = table.metadata.visible_columns

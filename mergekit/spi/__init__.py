@@ -24,8 +24,9 @@ piece                            runs on     called
 Modules: ``_connector`` (factory, connector, context), ``_metadata`` (driver-side operations and the
 NOT_SUPPORTED messages), ``_model`` (names, columns, handles, layouts, sessions), ``_read`` (splits, page
 sources, native scans, indexes), ``_sink`` (merge sinks, the merge page layout and operations),
-``_partitioning`` (merge tables of seed 004), ``_streams`` (streams of seed 001), ``_properties`` (table
-properties), ``_types`` (SQL type names).
+``_partitioning`` (merge tables of seed 004), ``_streams`` (streams of seed 001), ``_jobs`` (streaming jobs'
+exactly-once commits), ``_views`` (stored view definitions), ``_properties`` (table properties), ``_types``
+(SQL type names).
 The private modules are an implementation detail: import from ``mergekit.spi``. Two names are type aliases
 for documentation's sake: ``MergeFragment`` (what a sink's ``finish()`` returns, opaque to the engine) and
 ``Procedure`` (a callable of ``Connector.get_procedures``). ``create_connector`` calls a factory with or
@@ -63,6 +64,10 @@ streams (seed 001: ``CREATE STREAM``, ``INSERT`` into it, ``SELECT STREAM``)
     ``get_stream_splits`` (the rows of a version range, read by the page source provider). The engine refuses
     UPDATE, DELETE, MERGE and TRUNCATE on a stream itself. A connector whose state lives in one process
     raises ``NOT_SUPPORTED`` (:data:`STREAMS_MESSAGE`) from ``create_table`` for a stream.
+views (``CREATE VIEW``, ``DROP VIEW``, ``SHOW VIEWS``; views in any query)
+    ``create_view``, ``get_view``, ``drop_view``, ``list_views`` storing a :class:`ConnectorViewDefinition`
+    (the query's text and columns); views and tables share one namespace. The engine expands a view into its
+    query wherever a statement reads it, so there is no read path to implement.
 faster
     ``get_native_scan``, ``get_value_set_columns``, ``resolve_index`` with ``Connector.get_index_provider``,
     ``get_insert_layout`` / ``get_update_layout`` to route rows to writers.
@@ -120,6 +125,9 @@ from __future__ import annotations
 # The plugin entry (driver): factory, connector, the engine's services.
 from ._connector import Connector, ConnectorContext, ConnectorFactory, Procedure, create_connector
 
+# Streaming jobs (seed 001's continuous DML): a micro-batch's id committed with its rows.
+from ._jobs import JOB_BATCH_PROPERTY, JOBS_MESSAGE, JobBatch, JobMetadata
+
 # Driver-side operations; the constant messages of their NOT_SUPPORTED defaults.
 from ._metadata import (
     ADD_COLUMN_MESSAGE,
@@ -137,6 +145,7 @@ from ._metadata import (
     SCHEMA_EVOLUTION_MESSAGE,
     SET_COLUMN_TYPE_MESSAGE,
     SET_DEFAULT_MESSAGE,
+    SET_PROPERTIES_MESSAGE,
     TIME_TRAVEL_MESSAGE,
     TRUNCATE_MESSAGE,
     ConnectorMetadata,
@@ -220,7 +229,15 @@ from ._streams import (
 # SQL type names <-> Arrow types.
 from ._types import parse_sql_type, sql_type_name
 
+# Views: the stored definition (the engine expands views; the connector only stores them).
+from ._views import VIEWS_MESSAGE, ConnectorViewDefinition, ViewColumn, ViewMetadata
+
 __all__ = [
+    # ---- views: stored definitions (the engine expands them) ----
+    "VIEWS_MESSAGE",
+    "ConnectorViewDefinition",
+    "ViewColumn",
+    "ViewMetadata",
     # ---- streams (seed 001) ----
     "STREAMS_MESSAGE",
     "MonotonicColumn",
@@ -228,6 +245,11 @@ __all__ = [
     "StreamDefinition",
     "StreamMetadata",
     "monotonic_violation",
+    # ---- streaming jobs ----
+    "JOB_BATCH_PROPERTY",
+    "JOBS_MESSAGE",
+    "JobBatch",
+    "JobMetadata",
     # ---- plugin entry: found through the ``mergekit.connectors`` entry-point group (driver) ----
     "ConnectorFactory",
     "ConnectorContext",
@@ -252,6 +274,7 @@ __all__ = [
     "MODIFYING_ROWS_MESSAGE",
     "MULTI_TABLE_COMMIT_MESSAGE",
     "SET_DEFAULT_MESSAGE",
+    "SET_PROPERTIES_MESSAGE",
     "TIME_TRAVEL_MESSAGE",
     "TRUNCATE_MESSAGE",
     # ---- values that cross the boundary: frozen attrs, picklable ----

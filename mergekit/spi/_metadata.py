@@ -23,7 +23,13 @@ Groups of optional methods, and what a connector gets by overriding them:
   ``DESCRIBE HISTORY`` and ``table_changes(...)``.
 * Read acceleration (``get_native_scan``, ``get_value_set_columns``, ``resolve_index``): same results, faster.
 * Streams (seed 001: ``create_table`` with ``stream`` set, ``get_stream_commits``, ``get_stream_splits``; see
-  ``mergekit.spi._streams``): ``CREATE STREAM``, ``INSERT`` into it, ``SELECT STREAM``.
+  ``mergekit.spi._streams``): ``CREATE STREAM``, ``INSERT`` into it, ``SELECT STREAM``; with
+  ``ConnectorTableMetadata.change_stream``, ``SELECT STREAM`` over a table's change feed.
+* Views (``create_view``, ``get_view``, ``drop_view``, ``list_views``; see ``mergekit.spi._views``): ``CREATE
+  VIEW``, ``DROP VIEW``, ``SHOW VIEWS`` and views in queries (the engine expands them; no read path).
+* Table properties after creation (``set_table_properties``): ``ALTER TABLE ... SET PROPERTIES``.
+* Streaming jobs (``get_job_batch``, ``finish_merge`` recording a job's batch id; see ``mergekit.spi._jobs``):
+  targets of ``CREATE STREAMING JOB``, exactly once.
 * Merge tables (seed 004: ``create_merge_table``, ``get_partition_scheme``, ``set_table_partition``,
   ``drop_table_partition``).
 
@@ -42,6 +48,7 @@ import pyarrow as pa
 
 from mergekit.errors import ErrorCode, MergekitError
 
+from ._jobs import JobMetadata
 from ._model import (
     CheckConstraint,
     ColumnHandle,
@@ -59,6 +66,7 @@ from ._model import (
 from ._partitioning import PartitionBounds, PartitionScheme, RowsCheck
 from ._read import ALL, ConnectorResolvedIndex, Constraint, NativeScan, NativeScanUnion
 from ._streams import StreamMetadata
+from ._views import ViewMetadata
 
 __all__ = [
     "ConnectorMetadata",
@@ -79,6 +87,7 @@ __all__ = [
     "RENAME_COLUMN_MESSAGE",
     "SET_COLUMN_TYPE_MESSAGE",
     "SCHEMA_EVOLUTION_MESSAGE",
+    "SET_PROPERTIES_MESSAGE",
     "MergeFragment",
 ]
 
@@ -102,6 +111,7 @@ SET_DEFAULT_MESSAGE = "This connector does not support setting default values"
 RENAME_COLUMN_MESSAGE = "This connector does not support renaming columns"
 SET_COLUMN_TYPE_MESSAGE = "This connector does not support setting column types"
 SCHEMA_EVOLUTION_MESSAGE = "This connector does not support adding columns in MERGE (schema evolution)"
+SET_PROPERTIES_MESSAGE = "This connector does not support setting table properties"
 
 MergeFragment: TypeAlias = Any
 """One fragment a merge sink's ``finish()`` returned: opaque to the engine, which only pickles it back from the
@@ -113,7 +123,7 @@ def _not_supported(message: str) -> MergekitError:
     return MergekitError(ErrorCode.NOT_SUPPORTED, message)
 
 
-class ConnectorMetadata(StreamMetadata, abc.ABC):
+class ConnectorMetadata(StreamMetadata, JobMetadata, ViewMetadata, abc.ABC):
     """Catalog operations and the MERGE protocol of one connector instance (one catalog).
 
     Returned by ``Connector.get_metadata()``, on the driver, whenever the engine needs it (it may be asked
@@ -199,6 +209,18 @@ class ConnectorMetadata(StreamMetadata, abc.ABC):
         ``TABLE_NOT_FOUND`` or skips ``IF EXISTS`` itself). Also called to undo a failed ``CREATE TABLE AS``.
         Afterwards :meth:`get_table_handle` must return None. Default: NOT_SUPPORTED (``DROP_TABLE_MESSAGE``)."""
         raise _not_supported(DROP_TABLE_MESSAGE)
+
+    def set_table_properties(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, properties: Mapping[str, Any]
+    ) -> None:
+        """``ALTER TABLE t SET PROPERTIES name = value, ...`` (Trino's ``setTableProperties``), once on the driver.
+
+        ``properties`` holds only the properties the statement names, each checked against the connector's
+        declared ones (``Connector.get_table_properties``) and converted to its type, or None for ``name =
+        DEFAULT`` (back to the property's default). The others keep their values. From now on
+        ``get_table_metadata`` returns the new values in ``properties`` (and whatever they imply, such as
+        ``change_stream``). Default: NOT_SUPPORTED (``SET_PROPERTIES_MESSAGE``)."""
+        raise _not_supported(SET_PROPERTIES_MESSAGE)
 
     def add_column(
         self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, column: ColumnMetadata

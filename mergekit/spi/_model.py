@@ -162,6 +162,13 @@ class ConnectorTableMetadata:
     ``stream``: the object is a stream (``CREATE STREAM``): in ``create_table`` the engine asks for one (a
     connector that cannot store streams raises ``NOT_SUPPORTED`` with ``STREAMS_MESSAGE``; one that ignores it
     is caught as for CHECK), and ``get_table_metadata`` must return it for as long as the stream exists.
+
+    ``change_stream``: only from ``get_table_metadata`` of a table (not a stream): the table is also a stream of
+    its change feed (``SELECT STREAM * FROM t``; seed 001's "both a stream and a table"), described by this
+    definition, whose monotonic columns are columns of the change feed (``_commit_version``, ...). The engine
+    then reads the stream through the change feed's handle (``get_changes_handle`` from version 0), passed to
+    ``get_stream_commits`` and ``get_stream_splits``; the rows and columns are those that handle's splits yield
+    (see ``mergekit.spi._streams``). None (the default): ``SELECT STREAM`` over the table is refused.
     """
 
     table: SchemaTableName
@@ -172,6 +179,8 @@ class ConnectorTableMetadata:
     check_constraints: tuple[CheckConstraint, ...] = attrs.field(default=(), converter=_checks)
     # set when the object is a stream (``CREATE STREAM``; see mergekit.spi._streams): rows only arrive
     stream: StreamDefinition | None = None
+    # set when the table's change feed is also a stream (``SELECT STREAM * FROM t``): that stream's definition
+    change_stream: StreamDefinition | None = None
 
     @property
     def visible_columns(self) -> tuple[ColumnMetadata, ...]:
@@ -331,8 +340,9 @@ class ConnectorSession:
     driver and (pickled) on executors. ``catalog`` is the name of the catalog the connector was created for;
     ``user`` the engine's user name; ``time_zone`` the session time zone. For INSERT, UPDATE, DELETE and
     MERGE, ``properties["statement"]`` names the statement (``"INSERT"``, ``"UPDATE"``, ``"DELETE"``,
-    ``"MERGE"``), e.g. for the operation of a commit in ``DESCRIBE HISTORY``; a connector must not rely on
-    any other key being present.
+    ``"MERGE"``), e.g. for the operation of a commit in ``DESCRIBE HISTORY``. During a streaming job's
+    micro-batch, ``properties[JOB_BATCH_PROPERTY]`` holds its ``JobBatch`` (``mergekit.spi._jobs``: record it
+    in the commit). A connector must not rely on any other key being present.
     """
 
     query_id: str = attrs.field(factory=lambda: uuid.uuid4().hex)

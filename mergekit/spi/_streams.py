@@ -23,6 +23,16 @@ commit (a connector may skip versions, e.g. for DDL); the versions are the strea
 Both methods run on the driver. The engine's streaming source may call them from a Python process that Spark
 starts for the source (not the engine's own process): a connector whose state lives in one process (memory)
 refuses streams in ``create_table`` with :data:`STREAMS_MESSAGE`.
+
+*Change streams.* A table (not a stream) whose ``get_table_metadata`` sets
+:attr:`~mergekit.spi.ConnectorTableMetadata.change_stream` is also a stream of its change feed: ``SELECT STREAM
+* FROM t`` reads it, relational queries read the table as always, and UPDATE, DELETE and MERGE stay allowed. The
+engine gets the change feed's handle (``get_changes_handle(from_version=0)``) and calls both methods with it:
+``get_stream_commits`` lists the table's commits that changed rows, ``get_stream_splits`` yields the change
+feed's columns (the table's, then ``_change_type``, ``_commit_version``, ``_commit_timestamp``) for the rows the
+connector puts in the stream (the journal: inserted rows and the new values of updated rows, Delta's
+``insert`` and ``update_postimage``; never deleted rows), one commit after the other. The definition's
+monotonic columns are change feed columns, ``_commit_version`` first.
 """
 
 from __future__ import annotations

@@ -3,11 +3,13 @@ DDL and STREAM) into an immutable statement model, and renders expressions as Sp
 
 from __future__ import annotations
 
+from ._continuous import ContinuousShape, continuous_shape, merge_source_keys
 from ._functions import register_function
 from ._guard import predicates_may_fail
+from ._jobs import JOB_SOURCE, CreateStreamingJob, JobAction, ShowStreamingJobs
 from ._lower import Apply, Const, Lowered, Ref
 from ._mergetable import cast_query, equi_join_keys, predicate_constraints, scan_constraints
-from ._modality import ObjectInfo, ObjectKind, check_modality, emission_order
+from ._modality import ObjectInfo, ObjectKind, check_modality, emission_order, prepare_stream_query
 from ._model import (
     AlterTableAddColumn,
     AlterTableAddConstraint,
@@ -18,6 +20,7 @@ from ._model import (
     AlterTableSetColumnType,
     AlterTableSetDefault,
     AlterTableSetPartition,
+    AlterTableSetProperties,
     Call,
     CheckDefinition,
     ColumnDefinition,
@@ -26,10 +29,12 @@ from ._model import (
     CreateSchema,
     CreateStream,
     CreateTable,
+    CreateView,
     Delete,
     Describe,
     DescribeHistory,
     DropTable,
+    DropView,
     Explain,
     Expression,
     Insert,
@@ -49,6 +54,7 @@ from ._model import (
     ShowSchemas,
     ShowSession,
     ShowTables,
+    ShowViews,
     Statement,
     TableRef,
     Truncate,
@@ -58,13 +64,29 @@ from ._parse import parse_expression, parse_order_by, parse_statement, split_sta
 from ._patterns import like_matches
 from ._render import spark_type_sql
 from ._upsert import overwrite_as_merge, upsert_as_merge
+from ._views import ViewText, expand_views, stored_view_sql
 
 __all__ = [
+    "CreateView",
+    "DropView",
+    "ShowViews",
+    "AlterTableSetProperties",
+    "ViewText",
+    "expand_views",
+    "stored_view_sql",
     "predicates_may_fail",
     "CreateStream",
+    "CreateStreamingJob",
+    "JobAction",
+    "ShowStreamingJobs",
+    "JOB_SOURCE",
+    "ContinuousShape",
+    "continuous_shape",
+    "merge_source_keys",
     "ObjectKind",
     "ObjectInfo",
     "emission_order",
+    "prepare_stream_query",
     "check_modality",
     "ResetSession",
     "SetSession",

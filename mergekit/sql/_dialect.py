@@ -56,6 +56,10 @@ class Mergekit(Trino):
 
         FUNCTIONS = {**Trino.Parser.FUNCTIONS, **{name: _as_written(name) for name in _AS_WRITTEN}}
 
+        # Calcite's SESSION(t, gap) group window function and SESSION(...) window table function (seed 001):
+        # ``SESSION`` is a keyword token (SET SESSION), a function name only when a parenthesis follows.
+        FUNC_TOKENS = {*Trino.Parser.FUNC_TOKENS, TokenType.SESSION}
+
         def _parse_wrapped_properties(self) -> Any:
             # Marks the properties written as ``WITH (name = value, ...)``: the same typed nodes also come from
             # Hive's clauses (``LOCATION '...'``, ``PARTITIONED BY (...)``), which mergekit refuses by name.

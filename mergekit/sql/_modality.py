@@ -11,6 +11,11 @@ Calcite's messages, raised as ``STREAM_NOT_ALLOWED`` before any Spark work.
   least one input should be convertible to a stream``.
 * A relational query reads only relations: a stream that is not also a table (``history``) fails with ``Cannot
   convert stream 'SHIPMENTS' to relation``, wherever it is read.
+* A window table function (``TABLE(TUMBLE(TABLE s, ...))``, ``_window_tvf``) converts when its data does; its
+  ``window_start`` and ``window_end`` are monotonic.
+* In a streaming query, every SELECT that reads a stream is a streaming operator: a join of two streams needs a
+  lock step (``_stream_joins``), and its OVER windows follow the streaming rules and get Calcite's implicit
+  ORDER BY (``_stream_over``; :func:`prepare_stream_query` gives the query a bounded run evaluates).
 
 The objects' kinds come from the caller (:class:`ObjectKind` per table reference), which knows the catalogs.
 """
@@ -18,7 +23,7 @@ The objects' kinds come from the caller (:class:`ObjectKind` per table reference
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
@@ -26,11 +31,22 @@ from sqlglot import exp
 
 from mergekit.errors import ErrorCode, MergekitError
 
+from ._interval_diff import difference_operands
 from ._names import TableRef
 from ._render import identifier_name, table_ref_of
+from ._stream_joins import check_lock_step
 from ._stream_marks import is_stream_select
+from ._stream_over import check_streaming_windows
+from ._window_tvf import mark_streaming, window_tvf
 
-__all__ = ["ObjectKind", "ObjectInfo", "check_modality", "emission_order", "stream_not_allowed"]
+__all__ = [
+    "ObjectKind",
+    "ObjectInfo",
+    "check_modality",
+    "emission_order",
+    "prepare_stream_query",
+    "stream_not_allowed",
+]
 
 
 class ObjectKind(enum.Enum):
@@ -73,10 +89,10 @@ def check_modality(query: Any, kind_of: Callable[[TableRef], ObjectInfo]) -> boo
         for branch in branches:
             _check_streaming_select(branch, kind_of, ctes)
             _check_streaming_rules(branch, kind_of, ctes)
-        _refuse_unbuilt(node, kind_of, ctes)
+        _streaming_operators(node, kind_of)
         order = node.args.get("order") if isinstance(node, exp.SetOperation) else None
         if order is not None:
-            monotonic = set.intersection(*[_monotonic_outputs(b, kind_of, ctes) for b in branches])
+            monotonic = set.intersection(*[set(_monotonic_outputs(b, kind_of, ctes)) for b in branches])
             _check_order(order, lambda e: _direction_of_output(e, monotonic))
         return True
     _check_relational(node, kind_of)
@@ -84,9 +100,14 @@ def check_modality(query: Any, kind_of: Callable[[TableRef], ObjectInfo]) -> boo
 
 
 def _ctes(node: exp.Expression) -> dict[str, exp.Expression]:
+    """WITH queries by name; one with a column list (``WITH t (a, b) AS (...)``) as a sub-query so aliased."""
     out: dict[str, exp.Expression] = {}
     for cte in node.find_all(exp.CTE):
-        out[identifier_name(cte.args["alias"].this)] = cte.this
+        alias = cte.args["alias"]
+        body = cte.this
+        if alias.args.get("columns"):
+            body = exp.Subquery(this=body.copy(), alias=exp.TableAlias(columns=[c.copy() for c in alias.columns]))
+        out[identifier_name(alias.this)] = body
     return out
 
 
@@ -104,6 +125,10 @@ def _alias(item: exp.Expression) -> str:
     alias = item.args.get("alias")
     if alias is not None and alias.this is not None:
         return identifier_name(alias.this).upper()
+    tvf = window_tvf(item)
+    if tvf is not None:  # TABLE(TUMBLE(TABLE orders, ...)): the table it reads
+        inner = _from_items(tvf.data.this)
+        return _alias(inner[0]) if len(inner) == 1 and isinstance(tvf.data.this, exp.Select) else "EXPR$0"
     if isinstance(item, exp.Table):
         return identifier_name(item.this).upper()
     return "EXPR$0"
@@ -130,6 +155,9 @@ def _check_streaming_select(
 
 
 def _is_values(item: exp.Expression, ctes: dict[str, exp.Expression]) -> bool:
+    tvf = window_tvf(item)
+    if tvf is not None:
+        return _is_values(tvf.data, ctes)
     inner = item.this if isinstance(item, exp.Subquery) else item
     if isinstance(inner, exp.Values):
         return True
@@ -141,6 +169,9 @@ def _is_values(item: exp.Expression, ctes: dict[str, exp.Expression]) -> bool:
 
 def _converts(item: exp.Expression, kind_of: Callable[[TableRef], ObjectInfo], ctes: dict[str, exp.Expression]) -> bool:
     """Whether a FROM item can be read as a stream."""
+    tvf = window_tvf(item)
+    if tvf is not None:  # a window table function converts when its data does
+        return _converts(tvf.data, kind_of, ctes)
     if isinstance(item, exp.Table):
         name = identifier_name(item.this) if len(item.parts) == 1 else None
         if name is not None and name in ctes:
@@ -210,6 +241,12 @@ def _direction(node: exp.Expression, monotonic: dict[str, int]) -> int:
     if isinstance(node, exp.Extract):
         unit = str(node.this.name if isinstance(node.this, exp.Var) else node.this).upper()
         return _direction(node.expression, monotonic) if unit == "YEAR" else 0
+    operands = difference_operands(node)
+    if operands is not None:  # (a - b) HOUR (Calcite's testMonotonic)
+        a, b = operands
+        if _is_constant(b):
+            return _direction(a, monotonic)
+        return -_direction(b, monotonic) if _is_constant(a) else 0
     if isinstance(node, exp.Anonymous):
         name = str(node.this).upper()
         if name in _GROUP_FUNCTIONS | _AUXILIARY and node.expressions:
@@ -240,48 +277,76 @@ def _input_monotonic(
     select: exp.Expression, kind_of: Callable[[TableRef], ObjectInfo], ctes: dict[str, exp.Expression]
 ) -> dict[str, int]:
     """The monotonic columns a SELECT's FROM items provide (streams' declared columns, sub-queries' monotonic
-    outputs), by unqualified name."""
+    outputs), by unqualified name, in order (an item's first one first)."""
     out: dict[str, int] = {}
     for item in _from_items(select):
-        if isinstance(item, exp.Table) and item.name:
-            name = identifier_name(item.this) if len(item.parts) == 1 else None
-            if name is not None and name in ctes:
-                out.update(dict.fromkeys(_query_monotonic_outputs(ctes[name], kind_of, ctes), _INCREASING))
-                continue
-            info = kind_of(table_ref_of(item))
-            for column, descending in info.monotonic:
-                out[column] = _DECREASING if descending else _INCREASING
-        elif isinstance(item, exp.Subquery):
-            out.update(dict.fromkeys(_query_monotonic_outputs(item.this, kind_of, ctes), _INCREASING))
+        for column, direction in _item_monotonic(item, kind_of, ctes).items():
+            out.setdefault(column, direction)
     return out
+
+
+def _item_monotonic(
+    item: exp.Expression, kind_of: Callable[[TableRef], ObjectInfo], ctes: dict[str, exp.Expression]
+) -> dict[str, int]:
+    tvf = window_tvf(item)
+    if tvf is not None:  # its data's columns (rows leave a session when it ends), window_start and window_end
+        data = {} if tvf.kind == "SESSION" else _item_monotonic(tvf.data, kind_of, ctes)
+        edges = ("window_end",) if tvf.kind == "SESSION" else ("window_start", "window_end")
+        return {**data, **dict.fromkeys(edges, _INCREASING)}
+    if isinstance(item, exp.Table) and item.name:
+        name = identifier_name(item.this) if len(item.parts) == 1 else None
+        if name is not None and name in ctes:
+            return dict.fromkeys(_query_monotonic_outputs(ctes[name], kind_of, ctes), _INCREASING)
+        info = kind_of(table_ref_of(item))
+        return {column: _DECREASING if descending else _INCREASING for column, descending in info.monotonic}
+    if isinstance(item, exp.Subquery):
+        return dict.fromkeys(_query_monotonic_outputs(item, kind_of, ctes), _INCREASING)
+    return {}
 
 
 def _query_monotonic_outputs(
     node: exp.Expression, kind_of: Callable[[TableRef], ObjectInfo], ctes: dict[str, exp.Expression]
-) -> set[str]:
+) -> list[str]:
+    """The increasing outputs of every branch of a query, in the first branch's order (renamed by the column list
+    of ``(query) AS t (a, b)``)."""
     branches = [b for b in _branches(node) if isinstance(b, exp.Select)]
     if not branches:
-        return set()
-    return set.intersection(*[_monotonic_outputs(b, kind_of, ctes) for b in branches])
+        return []
+    alias = node.args.get("alias") if isinstance(node, exp.Subquery) else None
+    if alias is not None and alias.args.get("columns"):
+        names = [identifier_name(c) for c in alias.columns]
+        positions = []
+        for i, name in enumerate(names):
+            outputs = [b.expressions[i] if i < len(b.expressions) else None for b in branches]
+            if all(e is not None and not isinstance(e, exp.Star) for e in outputs):
+                directions = [
+                    _direction(e, _input_monotonic(b, kind_of, ctes)) for e, b in zip(outputs, branches, strict=True)
+                ]
+                if all(d == _INCREASING for d in directions):
+                    positions.append(name)
+        return positions
+    common = set.intersection(*[set(_monotonic_outputs(b, kind_of, ctes)) for b in branches])
+    return [c for c in _monotonic_outputs(branches[0], kind_of, ctes) if c in common]
 
 
 def _monotonic_outputs(
     select: exp.Expression, kind_of: Callable[[TableRef], ObjectInfo], ctes: dict[str, exp.Expression]
-) -> set[str]:
-    """The output column names of a SELECT that are increasing (decreasing ones are rare enough to leave out)."""
+) -> list[str]:
+    """The output column names of a SELECT that are increasing (decreasing ones are rare enough to leave out), in
+    select-list order."""
     if not isinstance(select, exp.Select):
-        return set()
+        return []
     monotonic = _input_monotonic(select, kind_of, ctes)
-    out = set()
+    out: dict[str, None] = {}
     for e in select.expressions:
         if isinstance(e, exp.Star):
-            out.update(c for c, d in monotonic.items() if d == _INCREASING)
+            out.update(dict.fromkeys(c for c, d in monotonic.items() if d == _INCREASING))
         elif _direction(e, monotonic) == _INCREASING and e.alias_or_name:
-            out.add(e.alias_or_name.lower() if not isinstance(e, exp.Alias) else identifier_name(e.args["alias"]))
-    return out
+            out[e.alias_or_name.lower() if not isinstance(e, exp.Alias) else identifier_name(e.args["alias"])] = None
+    return list(out)
 
 
-def _direction_of_output(node: exp.Expression, monotonic_outputs: set[str]) -> int:
+def _direction_of_output(node: exp.Expression, monotonic_outputs: Iterable[str]) -> int:
     return _direction(node, dict.fromkeys(monotonic_outputs, _INCREASING))
 
 
@@ -335,11 +400,13 @@ def _check_order(order: exp.Expression, direction: Callable[[exp.Expression], in
         raise stream_not_allowed("Streaming ORDER BY must start with monotonic expression")
 
 
-def emission_order(query: Any, kind_of: Callable[[TableRef], ObjectInfo]) -> tuple[int, ...] | None:
+def emission_order(query: Any, kind_of: Callable[[TableRef], ObjectInfo]) -> tuple[int | str, ...] | None:
     """For a bounded run of a streaming query without a top-level ORDER BY: None when the query is stateless
     (its rows come in arrival order as they are read), else the 1-based output positions to sort its rows by to
     give them in emission order: the increasing outputs first (window ends, floored times: a row is emitted when
-    its key closes), then every other output (an order among rows emitted together)."""
+    its key closes; the end of a window before its start, as sessions close in the order of their ends), then
+    every other output (an order among rows emitted together). For ``SELECT *`` over a SESSION window table
+    function: its ``window_end``, ``window_start`` and time column, by name (quoted for Spark SQL)."""
     node: exp.Expression = getattr(query, "node", query)
     if isinstance(node, exp.SetOperation) and node.args.get("order") is not None:
         return None
@@ -350,37 +417,86 @@ def emission_order(query: Any, kind_of: Callable[[TableRef], ObjectInfo]) -> tup
         return None
     ctes = _ctes(node)
     first = branches[0]
-    if not isinstance(first, exp.Select) or any(isinstance(e, exp.Star) for e in first.expressions):
+    if not isinstance(first, exp.Select):
+        return None
+    listed = first
+    while listed.expressions and all(isinstance(e, exp.Star) for e in listed.expressions):
+        items = _from_items(listed)  # SELECT * FROM (sub-query): the sub-query's outputs, in its order
+        inner = items[0] if len(items) == 1 else None
+        if isinstance(inner, exp.Table) and inner.name and len(inner.parts) == 1:
+            inner = ctes.get(identifier_name(inner.this))
+        inner = inner.this if isinstance(inner, exp.Subquery) else inner
+        if not isinstance(inner, exp.Select):
+            break
+        listed = inner
+    if any(isinstance(e, exp.Star) for e in listed.expressions):
+        sessions = [t for t in map(window_tvf, _from_items(listed)) if t is not None and t.kind == "SESSION"]
+        if len(branches) == 1 and len(sessions) == 1:
+            return ("`window_end`", "`window_start`", f"`{identifier_name(sessions[0].time.this)}`")
         return None
     monotonic = _query_monotonic_outputs(node, kind_of, ctes)
     names = [
         e.alias_or_name.lower() if not isinstance(e, exp.Alias) else identifier_name(e.args["alias"])
-        for e in first.expressions
+        for e in listed.expressions
     ]
     leading = [i + 1 for i, n in enumerate(names) if n in monotonic]
+    ends = [i for i in leading if _is_window_end(listed.expressions[i - 1])]
+    leading = ends + [i for i in leading if i not in ends]
     return tuple(leading + [i + 1 for i in range(len(names)) if i + 1 not in leading])
 
 
+def _is_window_end(e: exp.Expression) -> bool:
+    inner = e.this if isinstance(e, exp.Alias) else e
+    if isinstance(inner, exp.Anonymous):
+        return str(inner.this).upper().endswith("_END")
+    return isinstance(inner, exp.Column) and identifier_name(inner.this) == "window_end"
+
+
 def _stateful(node: exp.Expression) -> bool:
-    """Whether any SELECT of the query aggregates, joins, sorts or uses window functions (its output order is
-    then not the arrival order)."""
+    """Whether any SELECT of the query aggregates, joins, sorts or uses window functions, or reads a SESSION
+    window table function (its output order is then not the arrival order)."""
     for select in node.find_all(exp.Select):
         if _has_aggregation(select) or select.args.get("joins") or select.args.get("distinct"):
             return True
         if any(True for _ in select.find_all(exp.Window)):
             return True
+        if any(t is not None and t.kind == "SESSION" for t in map(window_tvf, _from_items(select))):
+            return True
     return False
 
 
-def _refuse_unbuilt(
-    node: exp.Expression, kind_of: Callable[[TableRef], ObjectInfo], ctes: dict[str, exp.Expression]
-) -> None:
-    """``NOT_SUPPORTED``, by name, for the streaming forms a bounded run does not evaluate with the seed's
-    semantics yet (rather than run them as a batch query, whose answer differs): OVER windows (a streaming OVER
-    orders rows by arrival), and joins of two streams (they need a lock step)."""
-    if any(True for _ in node.find_all(exp.Window)):
-        raise MergekitError(ErrorCode.NOT_SUPPORTED, "OVER windows in a streaming query are not supported yet")
-    for select in node.find_all(exp.Select):
+def prepare_stream_query(query: Any, kind_of: Callable[[TableRef], ObjectInfo]) -> Any:
+    """A streaming query (a ``Query``) as a bounded run evaluates it: its OVER windows with named windows inlined
+    and the implicit ORDER BY of a streaming OVER (``_stream_over``). The rules of ``check_modality`` apply."""
+    return attrs.evolve(query, node=_streaming_operators(query.node, kind_of))
+
+
+def _streaming_operators(node: exp.Expression, kind_of: Callable[[TableRef], ObjectInfo]) -> exp.Expression:
+    """A copy of a streaming query's tree, checked and prepared SELECT by SELECT (those that read a stream):
+    joins of streams need a lock step (``_stream_joins``); OVER windows follow the streaming rules and get the
+    implicit ORDER BY (``_stream_over``)."""
+    node = node.copy()
+    ctes = _ctes(node)
+    for select in list(node.find_all(exp.Select)):
         items = _from_items(select)
-        if len(items) > 1 and sum(_converts(i, kind_of, ctes) for i in items) > 1:
-            raise MergekitError(ErrorCode.NOT_SUPPORTED, "A join of two streams is not supported yet")
+        streams = [i for i in items if _converts(i, kind_of, ctes)]
+        if not streams:
+            continue
+        for item in streams:
+            mark_streaming(item)
+        if len(streams) > 1:
+            inputs = [(_qualifier(i), _alias(i), frozenset(_item_monotonic(i, kind_of, ctes))) for i in streams]
+            check_lock_step(select, inputs)
+        monotonic = _input_monotonic(select, kind_of, ctes)
+        first = next(iter(_item_monotonic(items[0], kind_of, ctes)), None) if len(items) == 1 else None
+        implicit = exp.column(exp.to_identifier(first)) if first is not None else None
+        check_streaming_windows(select, lambda e, m=monotonic: _direction(e, m), implicit)  # type: ignore[misc]
+    return node
+
+
+def _qualifier(item: exp.Expression) -> str:
+    """The name columns of a FROM item are qualified with (its alias, or a table's name), lower-case."""
+    alias = item.args.get("alias")
+    if alias is not None and alias.this is not None:
+        return identifier_name(alias.this)
+    return identifier_name(item.this) if isinstance(item, exp.Table) and item.name else ""

@@ -62,6 +62,10 @@ __all__ = [
     "AlterTableSetDefault",
     "ShowCreateTable",
     "CreateStream",
+    "CreateView",
+    "DropView",
+    "ShowViews",
+    "AlterTableSetProperties",
 ]
 
 
@@ -321,6 +325,47 @@ class CreateStream(Statement):
     monotonic: tuple[tuple[str, bool], ...] = ()
     slack: Expression | None = None
     history: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class CreateView(Statement):
+    """``CREATE [OR REPLACE] VIEW [IF NOT EXISTS] name [(col, ...)] [COMMENT '...'] AS query``: ``sql`` is the
+    query's text as written (what the connector stores), ``query`` its parse; ``columns`` the column list or
+    None."""
+
+    name: QualifiedName
+    query: Query
+    sql: str
+    columns: tuple[str, ...] | None = None
+    replace: bool = False
+    if_not_exists: bool = False
+    comment: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class DropView(Statement):
+    """``DROP VIEW [IF EXISTS] name``."""
+
+    name: QualifiedName
+    if_exists: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class ShowViews(Statement):
+    """``SHOW VIEWS [FROM schema] [LIKE 'pattern' [ESCAPE 'c']]``."""
+
+    schema: QualifiedName | None = None
+    like: str | None = None
+    escape: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class AlterTableSetProperties(Statement):
+    """``ALTER TABLE t SET PROPERTIES name = value, ...`` (Trino): ``properties`` maps each name to its value
+    as parsed, or None for ``name = DEFAULT``."""
+
+    name: QualifiedName
+    properties: Mapping[str, Any] = attrs.field(factory=dict, eq=False)
 
 
 @attrs.frozen(kw_only=True)

@@ -18,6 +18,7 @@ from ._convert import convert
 from ._defaults import check_check_expression
 from ._dialect import DIALECT
 from ._functions import FUNCTION_HEADER, parse_create_function
+from ._jobs import CreateStreamingJob, match_create_job, match_job_action, split_job_source
 from ._model import (
     AlterTableAddConstraint,
     Call,
@@ -29,7 +30,10 @@ from ._model import (
     DropTable,
     Explain,
     Expression,
+    Insert,
+    Merge,
     QualifiedName,
+    Query,
     ShowCreateTable,
     ShowSchemas,
     ShowTables,
@@ -38,13 +42,14 @@ from ._model import (
 from ._parse_tree import parse_tree
 from ._parts import literal_value, not_supported, syntax_error
 from ._render import identifier_name
-from ._stream_marks import mark_select_stream
+from ._stream_syntax import mark_stream_syntax
 from ._streams import (
     create_stream_table,
     match_drop_stream,
     match_show_streams,
     split_create_stream,
 )
+from ._view_statements import view_statement
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
@@ -195,16 +200,49 @@ def _parse_statement(text: str) -> Statement:
     m = re.match(r"(?is)^call\s+([\w.\"]+)\s*\((.*)\)$", stripped)
     if m:
         return _call(m.group(1), m.group(2))
+    job = _job_statement(stripped)
+    if job is not None:
+        return job
     stream = _stream_statement(stripped)
     if stream is not None:
         return stream
+    view = view_statement(stripped, _parse_statement)
+    if view is not None:
+        return view
     from ._mergetable import parse_merge_table_statement
 
     merge_table = parse_merge_table_statement(stripped)
     if merge_table is not None:
         return merge_table
-    tree = parse_tree(mark_select_stream(stripped))
+    tree = parse_tree(mark_stream_syntax(stripped))
     return convert(tree, stripped)
+
+
+def _job_statement(text: str) -> Statement | None:
+    """The streaming job statements (``mergekit.sql._jobs``), or None for any other statement."""
+    action = match_job_action(text)
+    if action is not None:
+        return action
+    job = match_create_job(text)
+    if job is None:
+        return None
+    kind, source_text, body_text = split_job_source(job.statement)
+    source = _parse_statement(source_text)
+    body = _parse_statement(body_text)
+    if not isinstance(source, Query) or not any(source.stream_selects):
+        raise _syntax_error(f"A streaming job's source must be a SELECT STREAM query: {source_text}")
+    if not isinstance(body, Merge | Insert) or (isinstance(body, Insert) and body.on_conflict is not None):
+        raise _syntax_error(f"A streaming job runs MERGE or INSERT ... SELECT STREAM, not: {job.statement}")
+    return CreateStreamingJob(
+        name=job.name,
+        if_not_exists=job.if_not_exists,
+        duplicates=job.duplicates,
+        compact_every=job.compact_every,
+        statement=job.statement,
+        kind=kind,
+        source=source,
+        body=body,
+    )
 
 
 def _stream_statement(text: str) -> Statement | None:

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from ._group_windows import rewrite_group_windows
 from ._names import QualifiedName, TableRef
+from ._stream_forms import rewrite_stream_forms
 
 if TYPE_CHECKING:
     from ._model import Relation
@@ -149,7 +149,7 @@ def to_spark(node: exp.Expression, schema: Mapping[str, Mapping[str, str]] | Non
 def render(
     node: exp.Expression, *, tables: Mapping[TableRef, str], schema: Mapping[str, Mapping[str, str]] | None
 ) -> str:
-    return to_spark(substitute_tables(rewrite_group_windows(node), tables), schema)
+    return to_spark(substitute_tables(rewrite_stream_forms(node), tables), schema)
 
 
 def render_relation(
@@ -165,7 +165,7 @@ def render_relation(
             return to_spark(node, schema)
         return "`" + view.replace("`", "``") + "`"
     if isinstance(node, exp.Subquery):
-        inner = substitute_tables(rewrite_group_windows(node.this), tables)
+        inner = substitute_tables(rewrite_stream_forms(node.this), tables)
         return f"({to_spark(inner, schema)})"
     if isinstance(node, exp.Values):
         return f"({to_spark(exp.select('*').from_(node.copy()), schema)})"

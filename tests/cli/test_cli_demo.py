@@ -51,5 +51,9 @@ def test_demo_runs_the_seeds_examples(tmp_path):
     assert ["lower_scorers", "John", "1", "3"] in rows and ["higher_scorers", "John", "15", "3"] in rows
     assert ["higher_scorers", "Olivia", "10", "18"] in rows
     assert "DELETE 6 " in out
+    # Seed 001: the Orders stream, the seed's tumbling window, a relational query refused, a streaming job.
+    assert "[STREAM_NOT_ALLOWED] Cannot convert stream 'ORDERS' to relation" in out
+    assert ["2015-02-15 11:00:00", "10", "3", "11"] in rows
+    assert ["40", "12", "2015-02-15 11:09:30"] in rows  # merged by the job once the 11:00 window closed
     assert "✗" not in out
     assert re.search(r"Demo finished in [\d.]+ s: \d+ statements, every checked result as in the seeds\.", out)

@@ -151,9 +151,11 @@ def test_stream_is_a_keyword_only_before_a_select_list() -> None:
         ),
         ("SELECT TUMBLE_START(rowtime, INTERVAL '1' HOUR) FROM t", ErrorCode.SYNTAX_ERROR, "must have matching call"),
         (
-            "SELECT COUNT(*) FROM t GROUP BY HOP(rowtime, INTERVAL '1' HOUR, INTERVAL '2' HOUR)",
-            ErrorCode.NOT_SUPPORTED,
-            "HOP is not supported yet",
+            "SELECT HOP_END(rowtime, INTERVAL '1' HOUR, INTERVAL '3' HOUR) FROM t "
+            "GROUP BY HOP(rowtime, INTERVAL '1' HOUR, INTERVAL '2' HOUR)",
+            ErrorCode.SYNTAX_ERROR,
+            "Call to auxiliary group function 'HOP_END' must have matching call to group function '$HOP' in GROUP BY "
+            "clause",
         ),
         (
             "SELECT COUNT(*) FROM t GROUP BY TUMBLE(rowtime, INTERVAL '0' HOUR)",

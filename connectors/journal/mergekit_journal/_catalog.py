@@ -93,6 +93,24 @@ _SCHEMA = [
         water TEXT NOT NULL,
         PRIMARY KEY (table_id, seq)
     )""",
+    # The last micro-batch each streaming job committed into a table (``_jobs``), written in the commit's
+    # transaction.
+    """CREATE TABLE IF NOT EXISTS mk_job_batches (
+        table_id BIGINT NOT NULL,
+        job TEXT NOT NULL,
+        batch_id BIGINT NOT NULL,
+        PRIMARY KEY (table_id, job)
+    )""",
+    # Views (``_views``): the definition as JSON (SQL text, columns, comment, default catalog and schema), a version
+    # counting CREATE OR REPLACE, and when it was created or last replaced (microseconds since the epoch).
+    """CREATE TABLE IF NOT EXISTS mk_views (
+        schema_name TEXT NOT NULL,
+        view_name TEXT NOT NULL,
+        definition TEXT NOT NULL,
+        version BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (schema_name, view_name)
+    )""",
     "CREATE INDEX IF NOT EXISTS mk_files_live ON mk_files (table_id, removed_seq, added_seq)",
     "CREATE INDEX IF NOT EXISTS mk_commits_merge ON mk_commits (merge_id)",
 ]

@@ -50,6 +50,7 @@ from ._handles import (
     JournalTableHandle,
     encode_value,
 )
+from ._jobs import job_batch_of, record_job_batch
 from ._snapshots import _FILE_COLUMNS, _FILE_JOIN, SnapshotMetadata, _file_row, _now_us, _overlaps
 from ._storage import concat, filesystem, join_path, live_rows, read_versioned
 from ._streams import append_only, check_append_only, record_stream_commit
@@ -118,6 +119,7 @@ class CommitMetadata(SnapshotMetadata):
             update_case_columns=tuple(
                 (int(case), tuple(c.name for c in cols)) for case, cols in sorted(update_case_columns.items())
             ),
+            job_batch=job_batch_of(session),
         )
 
     def begin_merge_adding_columns(
@@ -155,6 +157,9 @@ class CommitMetadata(SnapshotMetadata):
         frags = _flatten(fragments)
         if not frags and not merge_handle.added_columns:
             self._delete_merge_dir(h, merge_handle.merge_id)
+            if merge_handle.job_batch is not None:  # a job's batch that changed nothing is done all the same
+                with self.catalog.write(lock_table_id=h.table_id) as cur:
+                    record_job_batch(cur, h.table_id, merge_handle.job_batch, str(h.logical))
             return
         try:
             # a MERGE that adds columns commits them even when it changed no row
@@ -467,6 +472,8 @@ class CommitMetadata(SnapshotMetadata):
             )
         if h.spec.stream is not None:  # checked against the stream's high-water mark under this transaction's lock
             record_stream_commit(cur, h, frags, seq, self.config.warehouse)
+        if mh.job_batch is not None:  # a streaming job's batch id, in the same transaction as its rows
+            record_job_batch(cur, h.table_id, mh.job_batch, str(h.logical))
         cur.execute(
             "UPDATE mk_tables SET current_seq = ?, last_row_version = ?, last_committed_at = ? WHERE table_id = ?",
             (seq, row_version, committed_at, h.table_id),

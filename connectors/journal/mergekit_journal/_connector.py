@@ -20,6 +20,7 @@ from mergekit.spi import (
 
 from ._catalog import open_catalog
 from ._config import JournalConfig, parse_config
+from ._handles import CHANGE_STREAM_PROPERTY
 from ._index import JournalIndexProvider
 from ._metadata import JournalMetadata, JournalSplitManager
 from ._procedures import compact, vacuum
@@ -27,6 +28,13 @@ from ._read import JournalPageSourceProvider
 from ._sink import JournalPageSinkProvider
 
 __all__ = ["JournalConnector", "JournalConnectorFactory"]
+
+CHANGE_STREAM_PROPERTY_METADATA = PropertyMetadata(
+    name=CHANGE_STREAM_PROPERTY,
+    description="The table's change feed is also a stream: SELECT STREAM * FROM t reads its inserted and updated "
+    "rows in commit order (monotonic _commit_version)",
+    type="boolean",
+)
 
 
 class JournalConnector(Connector):
@@ -58,10 +66,10 @@ class JournalConnector(Connector):
         return self._page_sinks
 
     def get_table_properties(self) -> Sequence[PropertyMetadata]:
-        """None: a table's key is its PRIMARY KEY clause (or the catalog options ``journal_tables`` /
-        ``default_key``) and the version type is the catalog option ``version_type``, so ``CREATE TABLE ...
-        WITH (...)`` accepts no property."""
-        return ()
+        """One: ``change_feed_stream`` (``_change_stream``). A table's key is its PRIMARY KEY clause (or the
+        catalog options ``journal_tables`` / ``default_key``) and the version type is the catalog option
+        ``version_type``, not properties."""
+        return (CHANGE_STREAM_PROPERTY_METADATA,)
 
     def get_procedures(self) -> Mapping[str, Any]:
         return {

@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import attrs
 import pyarrow as pa
 
 from mergekit.errors import ErrorCode, MergekitError
@@ -21,12 +22,20 @@ from mergekit.spi import ColumnMetadata, ConnectorSession, ConnectorTableHandle,
 from ._catalog import Cursor
 from ._config import normalize_version_type
 from ._evolution import dropped, renamed, retyped, with_columns
-from ._handles import HIDDEN_ROW_ID, TableSpec
+from ._handles import CHANGE_STREAM_PROPERTY, HIDDEN_ROW_ID, TableSpec
 from ._snapshots import SnapshotMetadata, _now_us
 from ._storage import filesystem, join_path
 from ._streams import append_only, check_definition, check_stream_alter, renamed_stream
+from ._views import view_named
 
 __all__ = ["DdlMetadata"]
+
+
+def _stream_property(table: str) -> MergekitError:
+    return MergekitError(
+        ErrorCode.INVALID_TABLE_PROPERTY,
+        f"Table property '{CHANGE_STREAM_PROPERTY}' applies to tables: '{table}' is a stream already",
+    )
 
 
 class DdlMetadata(SnapshotMetadata):
@@ -50,6 +59,9 @@ class DdlMetadata(SnapshotMetadata):
         stream = table_metadata.stream
         if stream is not None and table_metadata.primary_key:
             raise MergekitError(ErrorCode.INVALID_ARGUMENTS, "A stream cannot have a primary key")
+        change_stream = bool(table_metadata.properties.get(CHANGE_STREAM_PROPERTY))
+        if stream is not None and change_stream:
+            raise _stream_property(str(name))
         columns = [c for c in table_metadata.columns if not c.hidden]
         names = [c.name for c in columns]
         if len(set(names)) != len(names):
@@ -115,6 +127,7 @@ class DdlMetadata(SnapshotMetadata):
             journal_order=journal_order,
             check_constraints=table_metadata.check_constraints,
             stream=stream,
+            change_stream=change_stream,
         )
         if stream is not None:
             check_definition(spec, str(logical))
@@ -125,6 +138,16 @@ class DdlMetadata(SnapshotMetadata):
                 if ignore_existing:
                     return
                 raise MergekitError(ErrorCode.TABLE_ALREADY_EXISTS, f"Table '{name}' already exists")
+            twin = (
+                SchemaTableName(schema=logical.schema, table=logical.table + suffix)
+                if suffix and not stream
+                else logical
+            )
+            for taken in {name, logical, twin}:  # views share the namespace (``_views``)
+                if view_named(cur, taken) is not None:
+                    if ignore_existing:
+                        return
+                    raise MergekitError(ErrorCode.TABLE_ALREADY_EXISTS, f"View '{taken}' already exists")
             table_id = cur.insert_returning_id(
                 "INSERT INTO mk_tables (schema_name, table_name, location, spec, current_seq, last_row_version, "
                 "last_committed_at, schema_seq, next_statement) VALUES (?, ?, ?, ?, 0, 0, ?, 0, 1)",
@@ -148,6 +171,26 @@ class DdlMetadata(SnapshotMetadata):
             fs.delete_dir(join_path(base, h.location))
         except (FileNotFoundError, OSError):
             pass
+
+    def set_table_properties(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, properties: Mapping[str, Any]
+    ) -> None:
+        """``ALTER TABLE t SET PROPERTIES change_feed_stream = true | false | DEFAULT``: a commit without files
+        recording the new definition (so it shows in ``DESCRIBE HISTORY``). A stream cannot take it."""
+        for name in properties:
+            if name != CHANGE_STREAM_PROPERTY:
+                raise MergekitError(ErrorCode.INVALID_TABLE_PROPERTY, f"Table property '{name}' does not exist")
+        h = self._handle(table_handle)
+        if h.kind != "logical" or h.time_travel:
+            raise MergekitError(ErrorCode.NOT_SUPPORTED, f"Cannot set the properties of {h.table}")
+        value = bool(properties.get(CHANGE_STREAM_PROPERTY))
+
+        def change(spec: TableSpec, table: str) -> TableSpec:
+            if spec.stream is not None:
+                raise _stream_property(table)
+            return attrs.evolve(spec, change_stream=value)
+
+        self._alter(table_handle, "set_properties", change)
 
     def add_column(
         self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, column: ColumnMetadata

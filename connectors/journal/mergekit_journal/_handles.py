@@ -43,6 +43,8 @@ __all__ = [
     "CHANGE_TYPE",
     "COMMIT_VERSION",
     "COMMIT_TIMESTAMP",
+    "CHANGE_STREAM",
+    "CHANGE_STREAM_PROPERTY",
     "encode_value",
     "decode_value",
 ]
@@ -59,6 +61,13 @@ SUBSEQUENT_COLUMN = "__mk_subsequent"
 CHANGE_TYPE = "_change_type"
 COMMIT_VERSION = "_commit_version"
 COMMIT_TIMESTAMP = "_commit_timestamp"
+
+CHANGE_STREAM_PROPERTY = "change_feed_stream"
+"""The table property that makes a table's change feed a stream (``_change_stream``)."""
+CHANGE_STREAM = StreamDefinition(
+    monotonic=(MonotonicColumn(name=COMMIT_VERSION), MonotonicColumn(name=COMMIT_TIMESTAMP)), history=True
+)
+"""The ``change_stream`` ``get_table_metadata`` reports for such a table: both change columns strictly increase."""
 
 TOMBSTONE_OPS = (2, 5)
 # Rows that give a key that was not live before (INSERT; the new key of an UPDATE that moves a key): under a
@@ -96,6 +105,8 @@ class TableSpec:
     check_constraints: tuple[CheckConstraint, ...] = attrs.field(default=(), converter=tuple)
     # set when the table is a stream (``CREATE STREAM``; see ``_streams``): rows are only inserted
     stream: StreamDefinition | None = None
+    # table property ``change_feed_stream``: the table's change feed is also a stream (``_change_stream``)
+    change_stream: bool = False
 
     def physical(self, name: str) -> str:
         """The name column ``name`` has in data files (its own name unless mapped)."""
@@ -156,7 +167,9 @@ class TableSpec:
     # -- catalog serialisation (the Arrow schema keeps exact types, including nested ones) --------------
 
     def to_json(self) -> str:
-        extra = {} if self.stream is None else {"stream": _stream_to_json(self.stream)}
+        extra: dict[str, Any] = {} if self.stream is None else {"stream": _stream_to_json(self.stream)}
+        if self.change_stream:
+            extra["change_feed_stream"] = True
         fields = []
         for c in self.columns:
             meta = {"nullable": str(c.nullable), "hidden": str(c.hidden)}
@@ -214,6 +227,7 @@ class TableSpec:
             retired=d.get("retired", ()),
             check_constraints=[CheckConstraint(name=n, expression=e) for n, e in d.get("check_constraints", ())],
             stream=_stream_from_json(d["stream"]) if d.get("stream") is not None else None,
+            change_stream=bool(d.get("change_feed_stream", False)),
         )
 
 
@@ -280,13 +294,15 @@ class JournalTableHandle(ConnectorTableHandle):
 class JournalMergeHandle(ConnectorMergeTableHandle):
     """One statement's write: ``merge_id`` names its staging folder, ``statement_id`` seeds hidden row ids.
     ``added_columns``: columns a ``MERGE WITH SCHEMA EVOLUTION`` adds; the table handle's spec already has them
-    (sinks write them) and the commit records that spec with the rows."""
+    (sinks write them) and the commit records that spec with the rows. ``job_batch``: the streaming job's batch
+    the statement runs (``_jobs``), recorded in the commit."""
 
     merge_id: str
     statement_id: int
     raw_journal: bool = False
     update_case_columns: tuple[tuple[int, tuple[str, ...]], ...] = ()
     added_columns: tuple[str, ...] = ()
+    job_batch: tuple[str, int] | None = None  # a streaming job's (job, batch id), committed with the rows
 
 
 @attrs.frozen(kw_only=True)
@@ -297,6 +313,7 @@ class JournalSplit(ConnectorSplit):
     ``resolve`` (files that must be resolved together: latest version per key), ``journal`` (raw rows with
     materialised version fields), ``changes`` (rows of the given commits with their change type) or ``stream``
     (the files of one commit of a stream, their rows sorted stably by its first monotonic column).
+    ``feed`` is ``changes`` keeping only inserted rows and the new rows of updates (a change stream's commit).
     ``change_label`` turns a ``resolve``/``plain`` read of the previous snapshot into ``delete`` changes
     (how a TRUNCATE appears in the change feed). ``bucket`` splits a large ``resolve`` group into tasks
     that each resolve a disjoint share of the keys (all versions of a key share its bucket). ``key_values``

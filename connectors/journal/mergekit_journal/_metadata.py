@@ -1,6 +1,6 @@
 """Driver side of the journal connector: ``JournalMetadata`` (the ``ConnectorMetadata``) and its split manager.
 
-``JournalMetadata`` is composed of six parts, one module each, all built on the catalog connection and the
+``JournalMetadata`` is composed of eight parts, one module each, all built on the catalog connection and the
 table handles of ``SnapshotMetadata``:
 
 - ``_snapshots``: names, table handles, versions, time travel, the change feed's handle, history, columns, and
@@ -10,8 +10,9 @@ table handles of ``SnapshotMetadata``:
 - ``_scan_planning``: splits, Spark's native scans, pruning by key, value sets and the key index;
 - ``_commit``: ``begin_merge``/``finish_merge(s)``/``abort_merge``, the primary key and conflict checks and the
   optimistic commit protocol (described there);
-- ``_streams``: ``get_stream_commits``/``get_stream_splits`` of streams, and the monotonicity check ``_commit``
-  runs inside a stream's commit.
+- ``_streams``: ``get_stream_commits``/``get_stream_splits`` of streams (and of the change feed of a table with
+  ``change_feed_stream``), and the monotonicity check ``_commit`` runs inside a stream's commit;
+- ``_views``: ``create_view``/``get_view``/``drop_view``/``list_views`` (``mk_views``).
 
 The parts share no method names, so the order of the bases only fixes the MRO. ``FileRow``, ``keyed_splits``,
 ``logical_splits`` and ``_now_us`` are re-exported here for the modules that import them from this one
@@ -34,17 +35,27 @@ from mergekit.spi import (
 from ._commit import CommitMetadata
 from ._constraints import ConstraintMetadata
 from ._ddl import DdlMetadata
+from ._jobs import JobCommitMetadata
 from ._scan_planning import ScanPlanningMetadata
 from ._scan_planning import keyed_splits as keyed_splits
 from ._scan_planning import logical_splits as logical_splits
 from ._snapshots import FileRow
 from ._snapshots import _now_us as _now_us
 from ._streams import StreamReadMetadata
+from ._views import ViewStoreMetadata
 
 __all__ = ["JournalMetadata", "JournalSplitManager", "FileRow"]
 
 
-class JournalMetadata(ConstraintMetadata, DdlMetadata, ScanPlanningMetadata, CommitMetadata, StreamReadMetadata):
+class JournalMetadata(
+    ConstraintMetadata,
+    DdlMetadata,
+    ScanPlanningMetadata,
+    CommitMetadata,
+    StreamReadMetadata,
+    JobCommitMetadata,
+    ViewStoreMetadata,
+):
     """One catalog's metadata. ``catalog`` is the SQLite or PostgreSQL catalog; ``config`` the options.
 
     Constructed once per connector, on the driver: ``JournalMetadata(catalog_name=..., config=..., catalog=...)``.

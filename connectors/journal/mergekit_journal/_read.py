@@ -35,6 +35,7 @@ __all__ = ["JournalPageSourceProvider", "JournalPageSource", "project"]
 
 _BATCH_ROWS = 65536
 _CHANGE_NAMES = {1: "insert", 4: "insert", 3: "update", 2: "delete", 5: "delete"}
+_LIVE_OPS = [1, 3, 4]  # the operations whose rows a change stream holds: inserts, updates' new rows, moved keys
 
 
 class JournalPageSourceProvider(ConnectorPageSourceProvider):
@@ -156,9 +157,11 @@ class JournalPageSource(ConnectorPageSource):
                 yield project(t, spec, self._columns)
         elif split.mode == "stream":
             yield self._stream_commit()
-        elif split.mode == "changes":
+        elif split.mode in ("changes", "feed"):
             for ref in split.files:
                 t = read_versioned(self._warehouse, spec, ref, stored)
+                if split.mode == "feed":  # a change stream: the rows the commit made live (``_change_stream``)
+                    t = t.filter(pc.is_in(t.column(OP_COLUMN), value_set=pa.array(_LIVE_OPS, pa.int8())))
                 yield project(
                     t,
                     spec,

@@ -35,6 +35,8 @@ from mergekit.spi import (
 from ._catalog import Catalog, Cursor
 from ._config import JournalConfig
 from ._handles import (
+    CHANGE_STREAM,
+    CHANGE_STREAM_PROPERTY,
     CHANGE_TYPE,
     COMMIT_TIMESTAMP,
     COMMIT_VERSION,
@@ -150,6 +152,7 @@ class SnapshotMetadata(ConnectorMetadata):
         with self.catalog.read() as cur:
             names = {r[0] for r in cur.execute("SELECT schema_name FROM mk_schemas")}
             names |= {r[0] for r in cur.execute("SELECT DISTINCT schema_name FROM mk_tables")}
+            names |= {r[0] for r in cur.execute("SELECT DISTINCT schema_name FROM mk_views")}
         return sorted(names | {"default"})
 
     def list_tables(self, *, session: ConnectorSession, schema: str | None) -> Sequence[SchemaTableName]:
@@ -358,6 +361,9 @@ class SnapshotMetadata(ConnectorMetadata):
             ]
             key = ()
         checks = spec.check_constraints if h.kind != "changes" else ()  # the change feed is read-only
+        change_stream = spec.change_stream and h.kind == "logical" and not h.time_travel
+        if spec.change_stream:
+            properties[CHANGE_STREAM_PROPERTY] = True
         return ConnectorTableMetadata(
             table=h.table,
             columns=columns,
@@ -365,6 +371,7 @@ class SnapshotMetadata(ConnectorMetadata):
             properties=properties,
             check_constraints=checks,
             stream=spec.stream if h.kind == "logical" else None,
+            change_stream=CHANGE_STREAM if change_stream else None,
         )
 
     def _handle(self, table_handle: ConnectorTableHandle) -> JournalTableHandle:

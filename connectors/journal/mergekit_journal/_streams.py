@@ -41,6 +41,7 @@ from mergekit.spi import (
 )
 
 from ._catalog import Cursor
+from ._change_stream import change_stream_commits, change_stream_splits
 from ._handles import FileRef, JournalFragment, JournalSplit, JournalTableHandle, TableSpec, decode_value, encode_value
 from ._snapshots import _FILE_COLUMNS, _FILE_JOIN, SnapshotMetadata, _file_row
 from ._storage import read_versioned
@@ -232,6 +233,8 @@ class StreamReadMetadata(SnapshotMetadata):
 
     def _stream_handle(self, table_handle: ConnectorTableHandle) -> JournalTableHandle:
         h = self._handle(table_handle)
+        if h.kind == "changes" and h.spec.change_stream:  # a table's change feed (``_change_stream``)
+            return h
         if h.kind != "logical" or h.spec.stream is None:
             raise MergekitError(ErrorCode.STREAM_NOT_ALLOWED, f"'{h.table.table.upper()}' is not a stream")
         return h
@@ -261,6 +264,9 @@ class StreamReadMetadata(SnapshotMetadata):
         """The stream's commits with ``after < version <= up_to`` (None: unbounded; the latest commits, not
         the handle's snapshot), in version order, from ``mk_stream_commits`` alone."""
         h = self._stream_handle(table_handle)
+        if h.kind == "changes":
+            with self.catalog.read() as cur:
+                return change_stream_commits(cur, h, after, up_to)
         with self.catalog.read() as cur:
             rows = self._stream_rows(cur, h, after, up_to)
         assert h.spec.stream is not None
@@ -293,6 +299,9 @@ class StreamReadMetadata(SnapshotMetadata):
         read by the page source in the order of the first monotonic column (mode ``stream``).
         ``STREAM_NOT_ALLOWED`` when a commit's files are gone (vacuumed)."""
         h = self._stream_handle(table_handle)
+        if h.kind == "changes":
+            with self.catalog.read() as cur:
+                return change_stream_splits(cur, h, after, up_to)
         with self.catalog.read() as cur:
             commits = self._stream_rows(cur, h, after, up_to)
             sql = f"SELECT {_FILE_COLUMNS} {_FILE_JOIN} WHERE f.table_id = ? AND f.added_seq <= ?"

@@ -33,6 +33,7 @@ from mergekit.spi import (
     ConnectorTableHandle,
     ConnectorTableLayout,
     ConnectorTableMetadata,
+    ConnectorViewDefinition,
     Constraint,
     MergeOperation,
     PropertyMetadata,
@@ -141,10 +142,11 @@ class MemoryMetadata(ConnectorMetadata):
         if name.schema not in self._c.schemas:
             raise MergekitError(ErrorCode.SCHEMA_NOT_FOUND, f"Schema '{name.schema}' does not exist")
         with self._c.lock:
-            if name in self._c.tables:
+            if name in self._c.tables or name in self._c.views:  # (views share the namespace)
                 if ignore_existing:
                     return
-                raise MergekitError(ErrorCode.TABLE_ALREADY_EXISTS, f"Table '{name}' already exists")
+                what = "View" if name in self._c.views else "Table"
+                raise MergekitError(ErrorCode.TABLE_ALREADY_EXISTS, f"{what} '{name}' already exists")
             partitioned_by = tuple(table_metadata.properties.get("partitioned_by", ()) or ())
             names = [c.name for c in table_metadata.columns]
             for p in partitioned_by:
@@ -161,6 +163,31 @@ class MemoryMetadata(ConnectorMetadata):
     def drop_table(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle) -> None:
         with self._c.lock:
             self._c.tables.pop(table_handle.table, None)
+
+    # Views live in this process, like the tables they read (a view over a memory table is useless elsewhere).
+
+    def create_view(
+        self, *, session: ConnectorSession, name: SchemaTableName, definition: ConnectorViewDefinition, replace: bool
+    ) -> None:
+        if name.schema not in self._c.schemas:
+            raise MergekitError(ErrorCode.SCHEMA_NOT_FOUND, f"Schema '{name.schema}' does not exist")
+        with self._c.lock:
+            if name in self._c.tables:
+                raise MergekitError(ErrorCode.TABLE_ALREADY_EXISTS, f"Table '{name}' already exists")
+            if name in self._c.views and not replace:
+                raise MergekitError(ErrorCode.TABLE_ALREADY_EXISTS, f"View '{name}' already exists")
+            self._c.views[name] = definition
+
+    def get_view(self, *, session: ConnectorSession, name: SchemaTableName) -> ConnectorViewDefinition | None:
+        return self._c.views.get(name)
+
+    def drop_view(self, *, session: ConnectorSession, name: SchemaTableName) -> None:
+        with self._c.lock:
+            if self._c.views.pop(name, None) is None:
+                raise MergekitError(ErrorCode.TABLE_NOT_FOUND, f"View '{name}' does not exist")
+
+    def list_views(self, *, session: ConnectorSession, schema: str | None) -> Sequence[SchemaTableName]:
+        return sorted((n for n in self._c.views if schema is None or n.schema == schema), key=str)
 
     def add_column(
         self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, column: ColumnMetadata
@@ -464,6 +491,7 @@ class MemoryConnector(Connector):
         self.lock = threading.RLock()
         self.schemas: set[str] = {"default"}
         self.tables: dict[SchemaTableName, _Table] = {}
+        self.views: dict[SchemaTableName, ConnectorViewDefinition] = {}
         self.begun: set[str] = set()
         self.aborted: list[str] = []
         self.last_fragments: list[MemoryFragment] = []

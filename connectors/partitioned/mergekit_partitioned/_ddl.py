@@ -127,7 +127,9 @@ class DdlMetadata(TablesMetadata):
         if table_metadata.stream is not None:
             raise _err(ErrorCode.NOT_SUPPORTED, f"CREATE MERGE TABLE: '{name.table}' cannot be a stream")
         exists = self.get_table_handle(session=session, table=name)
-        if exists is not None and not isinstance(exists, SystemTableHandle):
+        if (exists is not None and not isinstance(exists, SystemTableHandle)) or self.bm.get_view(
+            session=session, name=name
+        ) is not None:  # (a view of the base shares the namespace)
             if ignore_existing:
                 return
             raise _err(ErrorCode.TABLE_ALREADY_EXISTS, f"CREATE MERGE TABLE: name '{name.table}' already in use")

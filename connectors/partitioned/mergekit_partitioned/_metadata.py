@@ -6,7 +6,7 @@ base tables attached to one (members: writes are checked against their partition
 tables ``table_partitions``, ``range_partitions`` and ``value_partitions``. Error texts follow MonetDB's
 (shared/reference/seed-systems.md §2.3), with mergekit's schema names in place of ``sys``.
 
-``PartitionedMetadata`` is composed of six parts, one module each:
+``PartitionedMetadata`` is composed of seven parts, one module each:
 
 - ``_tables``: the base of the others: the registry, merge-table handles, names, columns, ``SYSTEM_TABLES``;
 - ``_ddl``: plain DDL (the base connector's, guarded) and merge-table DDL (``CREATE MERGE TABLE``,
@@ -14,7 +14,8 @@ tables ``table_partitions``, ``range_partitions`` and ``value_partitions``. Erro
 - ``_evolution``: ``DROP``/``RENAME COLUMN`` and ``SET DATA TYPE`` (of a merge table: every child and the registry);
 - ``_constraints``: CHECK constraints (a merge table's hold for every child) and column defaults;
 - ``_reads``: splits and native scans (the union of the pruned children) and the system tables' rows;
-- ``_writes``: row ids, layouts and the merge protocol (one atomic commit across the children).
+- ``_writes``: row ids, layouts and the merge protocol (one atomic commit across the children);
+- ``_views``: views and ``SET PROPERTIES`` (the base's), keeping merge tables and views in one namespace.
 
 The parts share no method names, so the order of the bases only fixes the MRO.
 """
@@ -37,12 +38,15 @@ from ._ddl import DdlMetadata
 from ._evolution import EvolutionMetadata
 from ._reads import ReadMetadata
 from ._tables import SYSTEM_SCHEMA, SYSTEM_TABLES
+from ._views import ViewsMetadata
 from ._writes import WriteMetadata
 
 __all__ = ["PartitionedMetadata", "PartitionedSplitManager", "SYSTEM_TABLES", "SYSTEM_SCHEMA"]
 
 
-class PartitionedMetadata(ConstraintMetadata, DdlMetadata, EvolutionMetadata, ReadMetadata, WriteMetadata):
+class PartitionedMetadata(
+    ConstraintMetadata, DdlMetadata, EvolutionMetadata, ReadMetadata, WriteMetadata, ViewsMetadata
+):
     """One catalog's metadata: merge tables from the registry, everything else delegated to the base
     connector's metadata.
 

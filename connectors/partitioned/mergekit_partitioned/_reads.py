@@ -262,6 +262,17 @@ class ReadMetadata(TablesMetadata):
             raise MergekitError(ErrorCode.STREAM_NOT_ALLOWED, f"'{table_handle.table.table.upper()}' is not a stream")
         return self._unwrap(table_handle)
 
+    def get_job_batch(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, job: str) -> int | None:
+        """The base's, for a plain table (its commits are the base's). A merge table is not a streaming job's target:
+        one batch would commit into several children."""
+        if isinstance(table_handle, MergeTableHandle | SystemTableHandle):
+            raise MergekitError(
+                ErrorCode.NOT_SUPPORTED,
+                f"Merge table {table_handle.table} cannot be the target of a streaming job (its batches would "
+                "commit into several children)",
+            )
+        return self.bm.get_job_batch(session=session, table_handle=self._unwrap(table_handle), job=job)
+
     def get_stream_commits(
         self,
         *,

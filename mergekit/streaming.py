@@ -1,0 +1,145 @@
+"""Continuous runs and streaming jobs, as the :class:`~mergekit.Engine` offers them (docs/streaming.md).
+
+``Engine.stream(sql)`` starts a continuous ``SELECT STREAM`` (``execution.continuous``: Spark Structured Streaming
+drives micro-batches over the streams' commits, each evaluated as a batch query over a slice of the log); the
+streaming job statements (``CREATE | RUN | START | STOP | DROP STREAMING JOB``, ``SHOW STREAMING JOBS``) manage
+jobs (``execution.streaming_jobs``). Everything else about statements is in ``mergekit.engine``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from mergekit import sql as msql
+from mergekit.errors import ErrorCode, MergekitError
+from mergekit.execution.continuous import ContinuousQuery, StreamHandle, start_commits_query
+from mergekit.execution.streaming_jobs import check_job, progress_table, start_job
+from mergekit.result import Result
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from mergekit.engine import Engine
+
+__all__ = ["run_job_statement", "start_continuous"]
+
+
+def start_continuous(
+    engine: Engine,
+    query: msql.Query,
+    *,
+    on_batch: Callable[[pa.Table], None] | None,
+    trigger: str,
+    name: str | None,
+) -> StreamHandle:
+    prepared: ContinuousQuery = engine._in_statement(lambda ctx: ContinuousQuery(ctx, query))
+    if name is not None:
+        checkpoint = engine._jobs.checkpoint(f"query_{name}")
+        temporary = None
+    else:
+        temporary = tempfile.mkdtemp(prefix="mergekit-stream-")
+        checkpoint = temporary
+    handle = StreamHandle(name=name or f"stream_{uuid.uuid4().hex[:8]}", query=None)
+
+    def batch(df: DataFrame, batch_id: int) -> None:
+        ranges = {int(r["stream"]): (int(r["after"]), int(r["up_to"])) for r in df.collect()}
+        if not ranges:
+            return  # no commit arrived (Spark's first batch of a new query may be empty)
+        try:
+            rows = engine._in_statement(lambda ctx: _collect(prepared.emit(ctx, ranges)))
+        except BaseException as exc:
+            handle.failure.append(exc)
+            raise
+        handle.progress.append({"batch": batch_id, "commits": ranges, "rows": rows.num_rows if rows is not None else 0})
+        if rows is None or rows.num_rows == 0:
+            return
+        if on_batch is not None:
+            on_batch(rows)
+        else:
+            handle.emitted.append(rows)
+
+    handle.query = start_commits_query(
+        engine.spark,
+        prepared.payload(engine._catalogs),
+        batch,
+        checkpoint=checkpoint,
+        trigger=trigger,
+        name=handle.name,
+    )
+    if temporary is not None:
+        handle.cleanup = lambda: shutil.rmtree(temporary, ignore_errors=True)
+    engine._streams[:] = [h for h in engine._streams if h.is_active] + [handle]  # Engine.close() stops it
+    return handle
+
+
+def _collect(df: Any) -> pa.Table | None:
+    return df.toArrow() if df is not None else None
+
+
+def run_job_statement(
+    engine: Engine, statement: msql.CreateStreamingJob | msql.JobAction | msql.ShowStreamingJobs
+) -> Result:
+    store = engine._jobs
+    if isinstance(statement, msql.ShowStreamingJobs):
+        names = store.names()
+        return Result(
+            statement="SHOW STREAMING JOBS",
+            table=pa.table(
+                {
+                    "Job": pa.array(names, pa.string()),
+                    "State": pa.array(["running" if n in engine._running else "stopped" for n in names], pa.string()),
+                }
+            ),
+        )
+    if isinstance(statement, msql.CreateStreamingJob):
+        if store.exists(statement.name):
+            if statement.if_not_exists:
+                return Result(statement="CREATE STREAMING JOB", message=f"Streaming job '{statement.name}' exists")
+            raise MergekitError(
+                ErrorCode.STREAMING_JOB_ALREADY_EXISTS, f"Streaming job '{statement.name}' already exists"
+            )
+        engine._in_statement(lambda ctx: check_job(ctx, statement))
+        store.save(statement)
+        return Result(statement="CREATE STREAMING JOB")
+    name = statement.name
+    if not store.exists(name):
+        if statement.action == "drop" and statement.if_exists:
+            return Result(statement="DROP STREAMING JOB")
+        raise MergekitError(ErrorCode.STREAMING_JOB_NOT_FOUND, f"Streaming job '{name}' does not exist")
+    running = engine._running.get(name)
+    if running is not None and not running.is_active:
+        engine._running.pop(name, None)
+        running = None
+    if statement.action in ("stop", "drop"):
+        if running is not None:
+            running.stop()
+            engine._running.pop(name, None)
+        if statement.action == "drop":
+            store.drop(name)
+        return Result(statement=f"{statement.action.upper()} STREAMING JOB")
+    if running is not None:
+        raise MergekitError(ErrorCode.TRANSACTION_CONFLICT, f"Streaming job '{name}' is running already")
+    if statement.action == "start":
+        engine._running[name] = start_job(engine, store, name, trigger="1 second")
+        return Result(statement="START STREAMING JOB")
+    handle = start_job(engine, store, name, trigger=None)  # RUN: everything available now, then stop
+    handle.await_termination()
+    if handle.exception is not None:
+        raise handle.exception
+    done = [p for p in handle.progress if not p.get("skipped")]
+    return Result(
+        statement="RUN STREAMING JOB",
+        row_count=sum(p.get("count") or 0 for p in done),
+        table=progress_table(handle.progress),
+        metrics={
+            "batches": len(handle.progress),
+            "skipped": len(handle.progress) - len(done),
+            "progress": handle.progress,
+        },
+    )
