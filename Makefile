@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CONNECTORS := connectors/memory $(wildcard connectors/journal) $(wildcard connectors/partitioned)
 
-.PHONY: venv test lint demo clean bench bench-quick fuzz
+.PHONY: venv test lint demo clean bench bench-quick bench-stream fuzz
 
 venv: $(VENV)/.installed
 
@@ -37,6 +37,12 @@ bench: venv
 bench-quick: venv
 	@$(PY) -c "import psutil, duckdb, deltalake, matplotlib" 2>/dev/null || $(PY) -m pip install --quiet -e ".[test,bench]"
 	$(PY) -m bench.run --sizes 1M/100k,10M/10k --systems journal,pyspark_rewrite,duckdb --reps 1 --warm 3
+
+# Issue 17's streaming bench (about 7 min: live feed, then backlog drains capped at 10 commits and uncapped): MERGE
+# job vs PySpark foreachBatch; writes docs/performance.md's Streaming figures.
+bench-stream: venv
+	@$(PY) -c "import psutil" 2>/dev/null || $(PY) -m pip install --quiet -e ".[test,bench]"
+	$(PY) -m bench.streaming --json bench/results-streaming.json --write-doc docs/performance.md
 
 # Issue 16's differential test against PostgreSQL 15 (tests/differential/): N statements (default 2000) from seed
 # SEED (default 16); FEATURES=do_nothing,... turns optional generator features on (all: every one), ONLY=i re-runs

@@ -163,6 +163,7 @@ class Engine:
         on_batch: Callable[[pa.Table], None] | None = None,
         trigger: str = "1 second",
         name: str | None = None,
+        max_commits_per_batch: int | None = None,
     ) -> StreamHandle:
         """Run ``SELECT STREAM ...`` continuously: a micro-batch every ``trigger`` (a processing-time interval)
         when commits arrived, each emitting the rows that became final (docs/streaming.md, "Continuous runs").
@@ -171,12 +172,15 @@ class Engine:
         without it the handle keeps them (``rows()``). ``name`` makes the run resumable: its checkpoint lives
         under ``streams_dir`` and a later ``stream(..., name=...)`` continues after the last processed commit;
         unnamed runs start from the stream's first retained commit and keep their checkpoint in a temporary
-        folder. Returns a :class:`StreamHandle` (``stop``, ``await_termination``, ``process_all_available``,
+        folder. ``max_commits_per_batch`` caps the commits of each stream one micro-batch takes (a backlog is then
+        worked off in several batches). Returns a :class:`StreamHandle` (``stop``, ``await_termination``, ``process_all_available``,
         ``progress``, ``rows``)."""
         statement = msql.parse_statement(sql)
         if not isinstance(statement, msql.Query):
             raise MergekitError(ErrorCode.NOT_SUPPORTED, "Engine.stream runs a SELECT STREAM query")
-        return start_continuous(self, statement, on_batch=on_batch, trigger=trigger, name=name)
+        return start_continuous(
+            self, statement, on_batch=on_batch, trigger=trigger, name=name, max_commits=max_commits_per_batch
+        )
 
     def execute_script(self, text: str) -> list[Result]:
         """Run statements separated by ';' in order; stops at the first failure (which raises)."""

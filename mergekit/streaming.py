@@ -37,6 +37,7 @@ def start_continuous(
     on_batch: Callable[[pa.Table], None] | None,
     trigger: str,
     name: str | None,
+    max_commits: int | None = None,
 ) -> StreamHandle:
     prepared: ContinuousQuery = engine._in_statement(lambda ctx: ContinuousQuery(ctx, query))
     if name is not None:
@@ -71,6 +72,7 @@ def start_continuous(
         checkpoint=checkpoint,
         trigger=trigger,
         name=handle.name,
+        max_commits=max_commits,
     )
     if temporary is not None:
         handle.cleanup = lambda: shutil.rmtree(temporary, ignore_errors=True)

@@ -336,11 +336,16 @@ def start_commits_query(
     checkpoint: str,
     trigger: str | None,
     name: str,
+    max_commits: int | None = None,
 ) -> Any:
     """Start the Spark streaming query over the commits source: ``trigger`` a processing-time interval ("1
-    second"), or None for everything available now, then stop (``Trigger.AvailableNow``)."""
+    second"), or None for everything available now, then stop (``Trigger.AvailableNow``); ``max_commits``: at
+    most that many commits of each stream per micro-batch (Spark's ``maxFilesPerTrigger`` for commits)."""
     register_source(spark)
-    df = spark.readStream.format(SOURCE_NAME).option("payload", payload).load()
+    reader = spark.readStream.format(SOURCE_NAME).option("payload", payload)
+    if max_commits:
+        reader = reader.option("max_commits", str(int(max_commits)))
+    df = reader.load()
     writer = df.writeStream.foreachBatch(on_batch).option("checkpointLocation", checkpoint).queryName(name)
     writer = writer.trigger(availableNow=True) if trigger is None else writer.trigger(processingTime=trigger)
     return writer.start()

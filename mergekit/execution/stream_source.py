@@ -55,14 +55,15 @@ class CommitsSource(DataSource):
         return "stream INT, after BIGINT, up_to BIGINT"
 
     def simpleStreamReader(self, schema: Any) -> SimpleDataSourceStreamReader:
-        return _CommitsReader(_decode(self.options["payload"]))
+        return _CommitsReader(_decode(self.options["payload"]), int(self.options.get("max_commits") or 0))
 
 
 class _CommitsReader(SimpleDataSourceStreamReader, SupportsTriggerAvailableNow):
     """Offsets ``{"versions": [...]}``; a batch is one row per stream with commits after the start offset."""
 
-    def __init__(self, streams: list[StreamSpec]) -> None:
+    def __init__(self, streams: list[StreamSpec], max_commits: int = 0) -> None:
         self.streams = streams
+        self.max_commits = max_commits  # at most this many commits of each stream per batch (0: no limit)
         self.target: list[int] | None = None  # Trigger.AvailableNow: the latest versions when the query started
         self._connectors: dict[str, Any] = {}
 
@@ -73,12 +74,16 @@ class _CommitsReader(SimpleDataSourceStreamReader, SupportsTriggerAvailableNow):
             self._connectors[catalog] = connector_from_spec(catalog, spec)
         return self._connectors[catalog]
 
-    def _latest(self) -> list[int]:
+    def _latest(self, begin: list[int] | None = None) -> list[int]:
+        """Each stream's latest version (after ``begin``, at most ``max_commits`` commits after it)."""
         out = []
-        for catalog, spec, session, handle in self.streams:
+        for i, (catalog, spec, session, handle) in enumerate(self.streams):
             connector = self._connector(catalog, spec)
-            commits = connector.get_metadata().get_stream_commits(session=session, table_handle=handle)
-            out.append(commits[-1].version if commits else -1)
+            after = begin[i] if begin is not None and begin[i] >= 0 else None
+            commits = connector.get_metadata().get_stream_commits(session=session, table_handle=handle, after=after)
+            if begin is not None and self.max_commits > 0:
+                commits = commits[: self.max_commits]
+            out.append(commits[-1].version if commits else (begin[i] if begin is not None else -1))
         return out
 
     def initialOffset(self) -> dict:
@@ -88,10 +93,10 @@ class _CommitsReader(SimpleDataSourceStreamReader, SupportsTriggerAvailableNow):
         self.target = self._latest()
 
     def read(self, start: dict) -> tuple[Iterator[tuple], dict]:
-        latest = self._latest()
+        begin = list(start["versions"])
+        latest = self._latest(begin)
         if self.target is not None:
             latest = [min(a, b) for a, b in zip(latest, self.target, strict=True)]
-        begin = list(start["versions"])
         end = [max(b, e) for b, e in zip(begin, latest, strict=True)]
         return iter(self._rows(begin, end)), {"versions": end}
 

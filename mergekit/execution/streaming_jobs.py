@@ -25,6 +25,7 @@ import json
 import os
 import shutil
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -73,9 +74,12 @@ class JobStore:
         folder.mkdir(parents=True, exist_ok=True)
         data = {
             "name": job.name,
+            # what the target records batch ids under: a job created again under the same name starts afresh
+            "id": f"{job.name}-{uuid.uuid4().hex[:12]}",
             "statement": job.statement,
             "duplicates": job.duplicates,
             "compact_every": job.compact_every,
+            "max_commits_per_batch": job.max_commits_per_batch,
         }
         tmp = folder / "job.json.tmp"
         tmp.write_text(json.dumps(data, indent=2))
@@ -86,10 +90,18 @@ class JobStore:
         if not path.exists():
             raise MergekitError(ErrorCode.STREAMING_JOB_NOT_FOUND, f"Streaming job '{name}' does not exist")
         data = json.loads(path.read_text())
-        options = f" WITH (duplicates = '{data['duplicates']}', compact_every = {int(data['compact_every'])})"
+        options = (
+            f" WITH (duplicates = '{data['duplicates']}', compact_every = {int(data['compact_every'])}, "
+            f"max_commits_per_batch = {int(data.get('max_commits_per_batch', 0))})"
+        )
         statement = msql.parse_statement(f"CREATE STREAMING JOB {data['name']}{options} AS {data['statement']}")
         assert isinstance(statement, msql.CreateStreamingJob)
         return statement
+
+    def job_id(self, name: str) -> str:
+        """The id a job's batches are committed under (its name and a suffix fixed when it was created)."""
+        data = json.loads((self._dir(name) / "job.json").read_text())
+        return str(data.get("id") or name)
 
     def drop(self, name: str) -> None:
         shutil.rmtree(self._dir(name))
@@ -125,7 +137,7 @@ def check_job(ctx: StatementContext, job: msql.CreateStreamingJob) -> Continuous
 
 
 def job_batch_runner(
-    engine: Any, job: msql.CreateStreamingJob, prepared: ContinuousQuery, handle: StreamHandle
+    engine: Any, job: msql.CreateStreamingJob, job_id: str, prepared: ContinuousQuery, handle: StreamHandle
 ) -> Callable[[DataFrame, int], None]:
     """The ``foreachBatch`` function of a job (the steps in the module's docstring)."""
     body = job.body
@@ -140,7 +152,7 @@ def job_batch_runner(
         ranges = {int(r["stream"]): (int(r["after"]), int(r["up_to"])) for r in df.collect()}
         if not ranges:
             return  # no commit arrived: nothing to run, nothing to record
-        entry: dict[str, Any] = {"batch": batch_id, "commits": ranges}
+        entry: dict[str, Any] = {"batch": batch_id, "commits": ranges, "started_at": time.time()}
         try:
             with engine._lock:
                 target = engine._in_statement(lambda ctx: ctx.resolve(job_target(job)))
@@ -148,7 +160,7 @@ def job_batch_runner(
                 last = meta.get_job_batch(
                     session=engine._in_statement(lambda ctx: ctx.session(target.catalog)),
                     table_handle=target.handle,
-                    job=job.name,
+                    job=job_id,
                 )
                 if last is not None and last >= batch_id:
                     entry["skipped"] = f"batch {batch_id} was committed already (last committed: {last})"
@@ -165,7 +177,7 @@ def job_batch_runner(
                     engine.register_dataframe(msql.JOB_SOURCE, source)
                     try:
                         result: Result = engine._run(
-                            job.body, connector_properties={JOB_BATCH_PROPERTY: JobBatch(job.name, batch_id)}
+                            job.body, connector_properties={JOB_BATCH_PROPERTY: JobBatch(job_id, batch_id)}
                         )
                     finally:
                         engine.unregister_dataframe(msql.JOB_SOURCE)
@@ -243,7 +255,7 @@ def start_job(engine: Any, store: JobStore, name: str, *, trigger: str | None) -
     job = store.load(name)
     prepared = engine._in_statement(lambda ctx: check_job(ctx, job))
     handle = StreamHandle(name=name, query=None)
-    runner = job_batch_runner(engine, job, prepared, handle)
+    runner = job_batch_runner(engine, job, store.job_id(name), prepared, handle)
     handle.query = start_commits_query(
         engine.spark,
         prepared.payload(engine._catalogs),
@@ -251,6 +263,7 @@ def start_job(engine: Any, store: JobStore, name: str, *, trigger: str | None) -
         checkpoint=store.checkpoint(name),
         trigger=trigger,
         name=f"mk_job_{name}",
+        max_commits=job.max_commits_per_batch,
     )
     return handle
 

@@ -13,8 +13,8 @@ and high values, so the log is the operator's state. Two shapes:
   its slack) has ``key(W) > k``, since every later row has a value ``>= W``. Each micro-batch emits the keys in
   ``[key(W_before), key(W_after))``, computed over just the rows with those keys.
 
-Anything else (``OVER`` windows, ``HOP`` and ``SESSION`` windows, joins of two streams, a key over a descending
-or a second monotonic column) runs in a bounded run but is refused, by name, in a continuous run.
+Anything else (``OVER`` windows, ``HOP`` and ``SESSION`` windows, joins of two streams, ``LIMIT``, a key over a
+descending or a second monotonic column) runs in a bounded run but is refused, by name, in a continuous run.
 """
 
 from __future__ import annotations
@@ -66,6 +66,8 @@ def continuous_shape(query: Any, kind_of: Callable[[TableRef], ObjectInfo]) -> C
         name = str(call.this).upper()
         if name.startswith(("HOP", "SESSION")):
             raise _refuse(f"The {name} window")
+    if any(s.args.get("limit") is not None for s in node.find_all(exp.Select)) or node.args.get("limit"):
+        raise _refuse("LIMIT")
     ctes = _ctes(node)
     stateful = [s for s in node.find_all(exp.Select) if _stateful_select(s)]
     for select in node.find_all(exp.Select):
@@ -102,12 +104,7 @@ def continuous_shape(query: Any, kind_of: Callable[[TableRef], ObjectInfo]) -> C
 
 
 def _stateful_select(select: exp.Select) -> bool:
-    return bool(
-        _has_aggregation(select)
-        or select.args.get("distinct")
-        or select.args.get("order") is not None
-        or select.args.get("limit") is not None
-    )
+    return bool(_has_aggregation(select) or select.args.get("distinct") or select.args.get("order") is not None)
 
 
 def _is_stream(

@@ -1,6 +1,7 @@
 """Streaming jobs (seed 001's continuous DML, made exactly once): the statements that define and drive them.
 
-``CREATE STREAMING JOB [IF NOT EXISTS] j [WITH (duplicates = 'error' | 'last', compact_every = n)] AS MERGE INTO t USING (SELECT
+``CREATE STREAMING JOB [IF NOT EXISTS] j [WITH (duplicates = 'error' | 'last', compact_every = n,
+max_commits_per_batch = n)] AS MERGE INTO t USING (SELECT
 STREAM ...) s ON ... WHEN ...`` or ``... AS INSERT INTO t [(columns)] SELECT STREAM ...``; ``RUN STREAMING JOB
 j`` (everything available now, then stop), ``START STREAMING JOB j`` (keep running), ``STOP STREAMING JOB j``,
 ``DROP STREAMING JOB [IF EXISTS] j``, ``SHOW STREAMING JOBS``.
@@ -54,6 +55,7 @@ class JobText:
     if_not_exists: bool
     duplicates: str
     compact_every: int
+    max_commits_per_batch: int
     statement: str
 
 
@@ -66,6 +68,7 @@ class CreateStreamingJob(Statement):
     if_not_exists: bool
     duplicates: str
     compact_every: int
+    max_commits_per_batch: int
     statement: str
     kind: str
     source: Query
@@ -102,6 +105,7 @@ def match_create_job(text: str) -> JobText | None:
         return None
     duplicates = "error"
     compact_every = DEFAULT_COMPACT_EVERY
+    max_commits = 0
     for option in filter(str.strip, (m.group(3) or "").split(",")):
         o = _OPTION.match(option)
         key = o.group(1).lower() if o is not None else None
@@ -111,16 +115,19 @@ def match_create_job(text: str) -> JobText | None:
                 raise syntax_error(f"Streaming job option duplicates must be 'error' or 'last', got '{o.group(2)}'")
         elif o is not None and key == "compact_every" and o.group(3) is not None:
             compact_every = int(o.group(3))
+        elif o is not None and key == "max_commits_per_batch" and o.group(3) is not None:
+            max_commits = int(o.group(3))
         else:
             raise syntax_error(
-                f"Unknown streaming job option: {option.strip()} (the options are duplicates = 'error' | 'last' "
-                "and compact_every = <batches>, 0 for never)"
+                f"Unknown streaming job option: {option.strip()} (the options are duplicates = 'error' | 'last', "
+                "compact_every = <batches> (0: never) and max_commits_per_batch = <commits> (0: no limit))"
             )
     return JobText(
         name=_job_name(m.group(2)),
         if_not_exists=bool(m.group(1)),
         duplicates=duplicates,
         compact_every=compact_every,
+        max_commits_per_batch=max_commits,
         statement=m.group(4).strip(),
     )
 

@@ -238,6 +238,7 @@ def _job_statement(text: str) -> Statement | None:
         if_not_exists=job.if_not_exists,
         duplicates=job.duplicates,
         compact_every=job.compact_every,
+        max_commits_per_batch=job.max_commits_per_batch,
         statement=job.statement,
         kind=kind,
         source=source,

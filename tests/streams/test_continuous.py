@@ -14,11 +14,10 @@ import pytest
 from mergekit import Engine
 from mergekit.errors import ErrorCode, MergekitError
 
+from .seed_orders import ORDERS as SEED_ORDERS
+from .seed_orders import ts
+
 pytestmark = pytest.mark.spark
-
-
-def ts(hms: str) -> datetime.datetime:
-    return datetime.datetime.fromisoformat(f"2015-02-15 {hms}")
 
 
 @pytest.fixture()
@@ -152,18 +151,7 @@ def test_cli_follow_prints_rows_as_they_come_and_stops_on_ctrl_c(spark, tmp_path
     assert "Traceback" not in text
 
 
-ORDERS = [
-    ("10:17:00", 30, 5, 4),
-    ("10:17:05", 10, 6, 1),
-    ("10:18:05", 20, 7, 2),
-    ("10:18:07", 30, 8, 20),
-    ("11:02:00", 10, 9, 6),
-    ("11:04:00", 10, 10, 1),
-    ("11:09:30", 40, 11, 12),
-    ("11:24:11", 10, 12, 4),
-    ("11:41:00", 20, 13, 3),
-    ("12:05:00", 30, 14, 7),
-]
+ORDERS = [*SEED_ORDERS, ("11:41:00", 20, 13, 3), ("12:05:00", 30, 14, 7)]  # the seed's, and two later
 
 HALF_HOUR = datetime.timedelta(minutes=30)
 
@@ -222,3 +210,15 @@ def test_a_continuous_run_emits_what_a_bounded_run_does_once_windows_close(spark
             assert len(handle.progress) == len(chunks) and handle.exception is None
     finally:
         engine.close()
+
+
+def test_a_backlog_is_worked_off_in_batches_of_at_most_max_commits(lake: Engine) -> None:
+    for i in range(3):
+        lake.execute(f"INSERT INTO Orders VALUES (TIMESTAMP '2015-02-15 10:0{i}:00', 10, {i}, {i})")
+    handle = lake.stream("SELECT STREAM orderId FROM Orders", trigger="0.2 seconds", max_commits_per_batch=2)
+    try:
+        handle.process_all_available()
+    finally:
+        handle.stop()
+    assert [p["commits"] for p in handle.progress] == [{0: (-1, 2)}, {0: (2, 3)}]
+    assert _rows(handle) == [(0,), (1,), (2,)]

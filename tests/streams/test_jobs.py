@@ -157,6 +157,12 @@ def test_job_statements_and_refusals(spark, tmp_path: Path) -> None:
         assert engine.execute("SHOW STREAMING JOBS").table.to_pylist() == [{"Job": "ins", "State": "stopped"}]
         engine.execute("DROP STREAMING JOB ins")
         engine.execute("DROP STREAMING JOB IF EXISTS ins")
+        # created again under the same name: a new job, whose batch 0 is not the old job's batch 0
+        engine.execute(
+            "CREATE STREAMING JOB ins AS INSERT INTO target SELECT STREAM k, v, rowtime FROM events WHERE k > 100"
+        )
+        assert engine.execute("RUN STREAMING JOB ins").row_count == 1
+        engine.execute("DROP STREAMING JOB ins")
         with pytest.raises(MergekitError) as caught:
             engine.execute("RUN STREAMING JOB ins")
         assert caught.value.code is ErrorCode.STREAMING_JOB_NOT_FOUND

@@ -11,33 +11,14 @@ import pytest
 
 from mergekit import Engine
 
+from .seed_orders import ORDERS, orders_lake, ts
+
 pytestmark = pytest.mark.spark
-
-ORDERS = [
-    ("10:17:00", 30, 5, 4),
-    ("10:17:05", 10, 6, 1),
-    ("10:18:05", 20, 7, 2),
-    ("10:18:07", 30, 8, 20),
-    ("11:02:00", 10, 9, 6),
-    ("11:04:00", 10, 10, 1),
-    ("11:09:30", 40, 11, 12),
-    ("11:24:11", 10, 12, 4),
-]
-
-
-def ts(hms: str) -> datetime.datetime:
-    return datetime.datetime.fromisoformat(f"2015-02-15 {hms}")
 
 
 @pytest.fixture(scope="module")
 def lake(spark, tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    engine = Engine(
-        spark=spark, catalogs={"lake": {"connector": "journal", "warehouse": str(tmp_path_factory.mktemp("w"))}}
-    )
-    engine.execute("CREATE STREAM Orders (rowtime TIMESTAMP, productId INTEGER, orderId INTEGER, units INTEGER)")
-    for chunk in (ORDERS[:3], ORDERS[3:6], ORDERS[6:]):  # three commits
-        values = ", ".join(f"(TIMESTAMP '2015-02-15 {t}', {p}, {o}, {u})" for t, p, o, u in chunk)
-        engine.execute(f"INSERT INTO Orders VALUES {values}")
+    engine = orders_lake(spark, str(tmp_path_factory.mktemp("w")))
     yield engine
     engine.close()
 

@@ -4,29 +4,14 @@ queries over the seed's data (stream.md: Orders, rows emitted in arrival order, 
 
 from __future__ import annotations
 
-import datetime
-
 import pytest
 
 from mergekit import Engine
 from mergekit.errors import ErrorCode, MergekitError
 
+from .seed_orders import ORDERS, ts
+
 pytestmark = pytest.mark.spark
-
-ORDERS = [
-    ("10:17:00", 30, 5, 4),
-    ("10:17:05", 10, 6, 1),
-    ("10:18:05", 20, 7, 2),
-    ("10:18:07", 30, 8, 20),
-    ("11:02:00", 10, 9, 6),
-    ("11:04:00", 10, 10, 1),
-    ("11:09:30", 40, 11, 12),
-    ("11:24:11", 10, 12, 4),
-]
-
-
-def ts(hms: str) -> datetime.datetime:
-    return datetime.datetime.fromisoformat(f"2015-02-15 {hms}")
 
 
 @pytest.fixture(scope="module")

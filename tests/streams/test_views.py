@@ -3,42 +3,21 @@ a stream (``change_feed_stream``), through the Engine on the journal catalog, bo
 
 from __future__ import annotations
 
-import datetime
-
 import pytest
 
 from mergekit import Engine
 from mergekit.errors import ErrorCode, MergekitError
 
+from .seed_orders import ORDERS, orders_lake, ts
+
 pytestmark = pytest.mark.spark
-
-ORDERS = [
-    ("10:17:00", 30, 5, 4),
-    ("10:17:05", 10, 6, 1),
-    ("10:18:05", 20, 7, 2),
-    ("10:18:07", 30, 8, 20),
-    ("11:02:00", 10, 9, 6),
-    ("11:04:00", 10, 10, 1),
-    ("11:09:30", 40, 11, 12),
-    ("11:24:11", 10, 12, 4),
-]
-
-
-def ts(hms: str) -> datetime.datetime:
-    return datetime.datetime.fromisoformat(f"2015-02-15 {hms}")
 
 
 @pytest.fixture(scope="module")
 def lake(spark, tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    engine = Engine(
-        spark=spark, catalogs={"lake": {"connector": "journal", "warehouse": str(tmp_path_factory.mktemp("w"))}}
-    )
-    engine.execute("CREATE STREAM Orders (rowtime TIMESTAMP, productId INTEGER, orderId INTEGER, units INTEGER)")
+    engine = orders_lake(spark, str(tmp_path_factory.mktemp("w")))
     engine.execute("CREATE TABLE Products (productId INTEGER, name VARCHAR)")
     engine.execute("INSERT INTO Products VALUES (10, 'paint'), (20, 'paper'), (30, 'brush'), (40, 'glue')")
-    for chunk in (ORDERS[:3], ORDERS[3:6], ORDERS[6:]):
-        values = ", ".join(f"(TIMESTAMP '2015-02-15 {t}', {p}, {o}, {u})" for t, p, o, u in chunk)
-        engine.execute(f"INSERT INTO Orders VALUES {values}")
     # a view renaming the monotonic column, one with a group window, one over a view, a stream-table join
     engine.execute(
         "CREATE VIEW big (ts, product, units) AS SELECT rowtime, productId, units FROM Orders WHERE units > 3"

@@ -88,6 +88,7 @@ def test_stateless_and_keyed_shapes() -> None:
     [
         ("SELECT STREAM rowtime, SUM(units) OVER (ORDER BY rowtime) FROM orders", "OVER window"),
         ("SELECT STREAM * FROM orders o JOIN shipments s ON o.id = s.id", "join of two streams"),
+        ("SELECT STREAM * FROM orders LIMIT 5", "LIMIT"),
         ("SELECT STREAM x, COUNT(*) FROM (SELECT FLOOR(rowtime TO HOUR) AS x FROM orders) GROUP BY x", "sub-query"),
         ("SELECT STREAM units, COUNT(*) FROM orders GROUP BY units, FLOOR(rowtime TO HOUR) HAVING COUNT(*) > 1", None),
     ],
