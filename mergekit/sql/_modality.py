@@ -360,6 +360,33 @@ def _has_aggregation(select: exp.Select) -> bool:
     return False
 
 
+def _grouping_sets(select: exp.Select) -> list[list[exp.Expression]]:
+    """The key lists a GROUP BY groups by: one for plain keys, one per grouping set (each with the plain keys);
+    ROLLUP and CUBE include the grand total, an empty list (Calcite: invalid in a streaming aggregation)."""
+    group = select.args.get("group")
+    if group is None:
+        return [[]]
+    if (
+        group.args.get("rollup")
+        or group.args.get("cube")
+        or any(isinstance(e, exp.Rollup | exp.Cube) for e in group.expressions)
+    ):
+        return [[]]
+    plain = [e for e in group.expressions if not isinstance(e, exp.GroupingSets)]
+    sets = [g for e in group.expressions if isinstance(e, exp.GroupingSets) for g in e.expressions]
+    if not sets:
+        return [plain]
+    out = []
+    for item in sets:
+        if isinstance(item, exp.Tuple):
+            out.append(plain + list(item.expressions))
+        elif isinstance(item, exp.Paren):
+            out.append([*plain, item.this])
+        else:
+            out.append([*plain, item])
+    return out
+
+
 def _check_streaming_rules(
     select: exp.Expression, kind_of: Callable[[TableRef], ObjectInfo], ctes: dict[str, exp.Expression]
 ) -> None:
@@ -369,11 +396,7 @@ def _check_streaming_rules(
         return
     monotonic = _input_monotonic(select, kind_of, ctes)
     if _has_aggregation(select):
-        group = select.args.get("group")
-        keys = list(group.expressions) if group is not None else []
-        if group is not None and (group.args.get("rollup") or group.args.get("cube")):
-            keys = []
-        if not any(_direction(k, monotonic) != 0 for k in keys):
+        if not all(any(_direction(k, monotonic) != 0 for k in keys) for keys in _grouping_sets(select)):
             raise stream_not_allowed(
                 "Streaming aggregation requires at least one monotonic expression in GROUP BY clause"
             )

@@ -68,6 +68,20 @@ def test_the_seeds_queries_in_arrival_and_emission_order(lake: Engine) -> None:
     assert lake.execute(f"SELECT STREAM rowtime, productId FROM ({inner}) WHERE c > 2 OR su > 10").rows() == expected
     with_query = f"WITH t AS ({inner}) SELECT STREAM rowtime, productId FROM t WHERE c > 2 OR su > 10"
     assert lake.execute(with_query).rows() == expected
+    # GROUPING SETS: every set has the monotonic key (the hour); the hour's total is a set of its own
+    sets = lake.execute(
+        "SELECT STREAM FLOOR(rowtime TO HOUR) AS h, productId, COUNT(*) AS c FROM Orders "
+        "GROUP BY FLOOR(rowtime TO HOUR), GROUPING SETS ((productId), ())"
+    ).rows()
+    assert sets == [
+        (ts("10:00:00"), None, 4),
+        (ts("10:00:00"), 10, 1),
+        (ts("10:00:00"), 20, 1),
+        (ts("10:00:00"), 30, 2),
+        (ts("11:00:00"), None, 4),
+        (ts("11:00:00"), 10, 3),
+        (ts("11:00:00"), 40, 1),
+    ]
     # a stream joined to a table
     joined = lake.execute(
         "SELECT STREAM o.rowtime, p.name FROM Orders AS o JOIN Products AS p ON o.productId = p.productId "

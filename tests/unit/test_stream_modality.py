@@ -47,6 +47,10 @@ def modality(sql: str) -> bool:
         "SELECT STREAM productId FROM Orders GROUP BY productId, TUMBLE(rowtime, INTERVAL '1' HOUR)",
         "SELECT STREAM CAST(rowtime AS DATE) AS d, COUNT(*) FROM Orders GROUP BY CAST(rowtime AS DATE)",
         "SELECT STREAM * FROM (SELECT STREAM * FROM Orders) AS x",  # STREAM in a sub-query: no effect
+        # GROUPING SETS: valid when every set has a monotonic expression (Calcite's stream.md)
+        "SELECT STREAM productId, COUNT(*) FROM Orders "
+        "GROUP BY GROUPING SETS ((FLOOR(rowtime TO HOUR), productId), (FLOOR(rowtime TO HOUR)))",
+        "SELECT STREAM productId, COUNT(*) FROM Orders GROUP BY FLOOR(rowtime TO HOUR), GROUPING SETS ((productId), ())",
     ],
 )
 def test_streaming_queries_the_seed_accepts(sql: str) -> None:
@@ -97,6 +101,11 @@ def test_relational_queries(sql: str) -> None:
             "Streaming aggregation requires at least one monotonic",
         ),
         ("SELECT STREAM COUNT(*) AS c FROM Orders", "Streaming aggregation requires at least one monotonic"),
+        (
+            "SELECT STREAM productId, COUNT(*) FROM Orders "
+            "GROUP BY GROUPING SETS ((FLOOR(rowtime TO HOUR), productId), (productId))",
+            "Streaming aggregation requires at least one monotonic",
+        ),
         (
             "SELECT STREAM productId FROM Orders GROUP BY productId, TUMBLE(TIMESTAMP '1990-03-04 12:34:56', "
             "INTERVAL '2' HOUR)",
