@@ -80,7 +80,7 @@ from bench.stream_report import (  # noqa: E402
     upgrade,
     write_doc,
 )
-from bench.systems import CLAUSES, CREATE_SQL, _catalog  # noqa: E402
+from bench.systems import CLAUSES, CREATE_SQL, _catalog, rewrite  # noqa: E402
 from bench.workload import generate, label  # noqa: E402
 
 SYSTEMS = ["mergekit", "pyspark"]
@@ -325,26 +325,6 @@ def _mergekit_worker(args: argparse.Namespace, paths: dict[str, str], chunks: li
     return _mergekit_run(spark, wh, streams, chunks, args.interval, "mergekit", drain, cap)
 
 
-def _rewrite(t: Any, s: Any) -> Any:
-    """The bench's hand-written rewrite (``bench.systems._PySparkRewrite``) of ``t`` by the source ``s``."""
-    from pyspark.sql import functions as F
-
-    unchanged = t.join(s, "id", "left_anti")
-    updated = (
-        t.alias("t")
-        .join(s.where(F.col("op") != "D").alias("s"), "id")
-        .select(
-            "id",
-            F.col("s.grp"),
-            F.col("s.name"),
-            (F.col("t.amount") + F.col("s.amount")).alias("amount"),
-            F.col("s.updated"),
-        )
-    )
-    inserted = s.join(t, "id", "left_anti").select("id", "grp", "name", "amount", "updated")
-    return unchanged.unionByName(updated).unionByName(inserted)
-
-
 def _pyspark_run(
     spark: Any,
     t_dir: str,
@@ -378,7 +358,7 @@ def _pyspark_run(
                 return
             t = spark.read.parquet(state["latest"])
             new = os.path.join(out, f"v-{batch_id:05d}")
-            _rewrite(t, s).write.mode("overwrite").parquet(new)
+            rewrite(t, s).write.mode("overwrite").parquet(new)
         finally:
             s.unpersist()
         with open(os.path.join(out, "_latest.tmp"), "w") as f:

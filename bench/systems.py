@@ -169,6 +169,27 @@ class _Mergekit:
             self.engine.close()
 
 
+def rewrite(t: Any, s: Any) -> Any:
+    """The hand-written MERGE of the source ``s`` into ``t`` (DataFrames): ``T ⋉̸ S ∪ (T ⋈ S[op≠D] with new
+    values) ∪ S ⋉̸ T``, what ``pyspark_rewrite`` writes and the streaming bench's ``foreachBatch`` job runs."""
+    from pyspark.sql import functions as F
+
+    unchanged = t.join(s, "id", "left_anti")
+    updated = (
+        t.alias("t")
+        .join(s.where(F.col("op") != "D").alias("s"), "id")
+        .select(
+            "id",
+            F.col("s.grp"),
+            F.col("s.name"),
+            (F.col("t.amount") + F.col("s.amount")).alias("amount"),
+            F.col("s.updated"),
+        )
+    )
+    inserted = s.join(t, "id", "left_anti").select("id", "grp", "name", "amount", "updated")
+    return unchanged.unionByName(updated).unionByName(inserted)
+
+
 class _PySparkRewrite:
     """T ⋉̸ S ∪ (T ⋈ S[op≠D] with the new values) ∪ S ⋉̸ T, written as a new Parquet data set."""
 
@@ -180,25 +201,11 @@ class _PySparkRewrite:
         shutil.rmtree(self.out_dir, ignore_errors=True)
 
     def run(self, profile: bool) -> dict[str, Any]:
-        from pyspark.sql import functions as F
 
         t0 = time.perf_counter()
         t = self.spark.read.parquet(self.paths["T"])
         s = self.spark.read.parquet(self.paths["S"])
-        unchanged = t.join(s, "id", "left_anti")
-        updated = (
-            t.alias("t")
-            .join(s.where(F.col("op") != "D").alias("s"), "id")
-            .select(
-                "id",
-                F.col("s.grp"),
-                F.col("s.name"),
-                (F.col("t.amount") + F.col("s.amount")).alias("amount"),
-                F.col("s.updated"),
-            )
-        )
-        inserted = s.join(t, "id", "left_anti").select("id", "grp", "name", "amount", "updated")
-        unchanged.unionByName(updated).unionByName(inserted).write.mode("overwrite").parquet(self.out_dir)
+        rewrite(t, s).write.mode("overwrite").parquet(self.out_dir)
         return {"seconds": time.perf_counter() - t0}
 
     def check(self) -> list[Any]:
