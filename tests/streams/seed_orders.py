@@ -5,18 +5,10 @@ from __future__ import annotations
 import datetime
 
 from mergekit import Engine
+from mergekit.cli.demo_streams import ORDERS as DEMO_ORDERS
 
-# (rowtime, productId, orderId, units), the seed's first listing
-ORDERS = [
-    ("10:17:00", 30, 5, 4),
-    ("10:17:05", 10, 6, 1),
-    ("10:18:05", 20, 7, 2),
-    ("10:18:07", 30, 8, 20),
-    ("11:02:00", 10, 9, 6),
-    ("11:04:00", 10, 10, 1),
-    ("11:09:30", 40, 11, 12),
-    ("11:24:11", 10, 12, 4),
-]
+# (rowtime, productId, orderId, units), the seed's first listing: the demo's (make demo shows the same data)
+ORDERS = DEMO_ORDERS
 
 CREATE_ORDERS = "CREATE STREAM Orders (rowtime TIMESTAMP, productId INTEGER, orderId INTEGER, units INTEGER)"
 
