@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from mergekit import sql as msql
 from mergekit.errors import ErrorCode, MergekitError
-from mergekit.execution.continuous import ContinuousQuery, StreamHandle, start_commits_query
+from mergekit.execution.continuous import ContinuousQuery, StreamHandle, batch_ranges, start_commits_query
 from mergekit.execution.streaming_jobs import check_job, progress_table, start_job
 from mergekit.result import Result
 
@@ -49,7 +49,7 @@ def start_continuous(
     handle = StreamHandle(name=name or f"stream_{uuid.uuid4().hex[:8]}", query=None)
 
     def batch(df: DataFrame, batch_id: int) -> None:
-        ranges = {int(r["stream"]): (int(r["after"]), int(r["up_to"])) for r in df.collect()}
+        ranges = batch_ranges(df)
         if not ranges:
             return  # no commit arrived (Spark's first batch of a new query may be empty)
         try:

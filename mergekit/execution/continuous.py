@@ -25,6 +25,7 @@ from typing import Any
 import attrs
 import pyarrow as pa
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from mergekit import sql as msql
 from mergekit.errors import ErrorCode, MergekitError
@@ -35,9 +36,10 @@ from .context import StatementContext
 from .scan import scan_stream
 from .stream_source import SOURCE_NAME, CommitsSource, encode_streams
 from .streams import kind_of, stream_table
+from .types import spark_schema
 from .views import expand_statement_views
 
-__all__ = ["ContinuousQuery", "StreamHandle", "register_source", "start_commits_query"]
+__all__ = ["ContinuousQuery", "StreamHandle", "batch_ranges", "register_source", "start_commits_query"]
 
 _registered: set[int] = set()
 _register_lock = threading.Lock()
@@ -72,6 +74,7 @@ class ContinuousQuery:
         self.query = query
         self.shape = msql.continuous_shape(query, lambda ref: kind_of(ctx, ref))
         self.order = msql.emission_order(query, lambda ref: kind_of(ctx, ref))
+        self._key_query: msql.Query | None = None  # keyed: each value's emission key (parsed once)
         self.streams: list[_Stream] = []
         for ref in query.table_refs():
             if ref in ctx.views or kind_of(ctx, ref).kind is msql.ObjectKind.TABLE:
@@ -136,7 +139,7 @@ class ContinuousQuery:
         ctx.scans.append({"table": s.table.full_name, "stream": True, "splits": len(splits)})
         view = ctx.new_view(df, s.table.name.table)
         ctx.views[s.ref] = view
-        ctx.schema[view] = {c.name: c.type_name or sql_type_name(c.type) for c in s.table.metadata.visible_columns}
+        ctx.schema[view] = _schema(s)
 
     def _emit_keyed(self, ctx: StatementContext, ranges: dict[int, tuple[int, int]]) -> DataFrame | None:
         s = self.streams[0]
@@ -166,17 +169,13 @@ class ContinuousQuery:
             len(commits),
         )
         read_after = commits[first - 1].version if first > 0 else None
-        key_query = self._key_query(column, "mk_rows")
-        lo_hi = (k_before, k_after)
 
         def only_emitted(rows: DataFrame) -> DataFrame:
-            inner = StatementContext(ctx.spark, ctx.catalogs)
-            inner.views[msql.TableRef(name=msql.QualifiedName(("mk_rows",)))] = view = ctx.new_view(rows, "rows")
-            inner.schema[view] = ctx_schema(s)
-            mapping = ctx.spark.sql(inner.render(key_query))
-            cond = mapping["mk_k"] < _lit(ctx, lo_hi[1], mapping.schema["mk_k"].dataType)
-            if lo_hi[0] is not None:
-                cond = cond & (mapping["mk_k"] >= _lit(ctx, lo_hi[0], mapping.schema["mk_k"].dataType))
+            mapping = self._key_mapping(ctx, s, rows)
+            key_type = mapping.schema["mk_k"].dataType
+            cond = mapping["mk_k"] < F.lit(k_after).cast(key_type)
+            if k_before is not None:
+                cond = cond & (mapping["mk_k"] >= F.lit(k_before).cast(key_type))
             wanted = mapping.where(cond).select("mk_m")
             return rows.join(wanted, rows[column].eqNullSafe(wanted["mk_m"]), "left_semi")
 
@@ -186,14 +185,22 @@ class ContinuousQuery:
             sql = f"SELECT * FROM ({sql}) ORDER BY {', '.join(str(i) for i in self.order)}"
         return ctx.spark.sql(sql)
 
-    def _key_query(self, column: str, source: str) -> msql.Query:
-        text = (
-            f'SELECT "{column}" AS mk_m, {self.shape.key_value} AS mk_k FROM {source} '
-            f'GROUP BY "{column}", {self.shape.key_group}'
-        )
-        query = msql.parse_statement(text)
-        assert isinstance(query, msql.Query)
-        return query
+    def _key_mapping(self, ctx: StatementContext, s: _Stream, values: DataFrame) -> DataFrame:
+        """``(mk_m, mk_k)``: each distinct value of the monotonic column in ``values`` (a DataFrame with the
+        stream's columns, or some of them) and its emission key, computed by the query's own key expression."""
+        if self._key_query is None:
+            column = self.shape.column
+            query = msql.parse_statement(
+                f'SELECT "{column}" AS mk_m, {self.shape.key_value} AS mk_k FROM mk_keys '
+                f'GROUP BY "{column}", {self.shape.key_group}'
+            )
+            assert isinstance(query, msql.Query)
+            self._key_query = query
+        inner = StatementContext(ctx.spark, ctx.catalogs)
+        view = ctx.new_view(values, "keys")  # dropped with the statement's other views
+        inner.views[msql.TableRef(name=msql.QualifiedName(("mk_keys",)))] = view
+        inner.schema[view] = _schema(s)
+        return ctx.spark.sql(inner.render(self._key_query))
 
     def _keys(
         self,
@@ -210,13 +217,14 @@ class ContinuousQuery:
         values = ([w_before] if w_before is not None else []) + [w_after] + [c.high.get(column) for c in commits]
         table = pa.table({"mk_tag": pa.array(tags, pa.string()), column: pa.array(values, col.type)})
         bounds = _arrow_frame(ctx, table)
-        inner = StatementContext(ctx.spark, ctx.catalogs)
-        view = ctx.new_view(bounds, "bounds")
-        inner.views[msql.TableRef(name=msql.QualifiedName(("mk_bounds",)))] = view
-        inner.schema[view] = {"mk_tag": "varchar", **ctx_schema(s)}
-        mapping = ctx.spark.sql(inner.render(self._key_query(column, "mk_bounds")))
+        mapping = self._key_mapping(ctx, s, bounds.select(column))
         joined = bounds.join(mapping, bounds[column].eqNullSafe(mapping["mk_m"])).select("mk_tag", "mk_k")
         return {row["mk_tag"]: row["mk_k"] for row in joined.collect()}
+
+
+def batch_ranges(df: DataFrame) -> dict[int, tuple[int, int]]:
+    """A micro-batch of the commits source (``stream_source``): stream number -> (after, up_to) versions."""
+    return {int(r["stream"]): (int(r["after"]), int(r["up_to"])) for r in df.collect()}
 
 
 def _pending(key: Any, emitted_below: Any) -> bool:
@@ -225,25 +233,18 @@ def _pending(key: Any, emitted_below: Any) -> bool:
     return key is None or key >= emitted_below
 
 
-def ctx_schema(s: _Stream) -> dict[str, str]:
+def _schema(s: _Stream) -> dict[str, str]:
+    """The SQL types of a stream's columns, for rendering a query over a view of it."""
     return {c.name: c.type_name or sql_type_name(c.type) for c in s.table.metadata.visible_columns}
 
 
 def _arrow_frame(ctx: StatementContext, table: pa.Table) -> DataFrame:
-    from .types import spark_schema
-
     batches = table.to_batches()
 
     def produce(_: Any) -> Any:
         yield from batches
 
     return ctx.spark.range(1, numPartitions=1).mapInArrow(produce, spark_schema(table.schema))
-
-
-def _lit(ctx: StatementContext, value: Any, data_type: Any) -> Any:
-    from pyspark.sql import functions as F
-
-    return F.lit(value).cast(data_type)
 
 
 def _watermark(commits: list[StreamCommit], column: str, slack: Any) -> Any:

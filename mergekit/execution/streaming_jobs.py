@@ -40,7 +40,7 @@ from mergekit.result import Result
 from mergekit.spi import JOB_BATCH_PROPERTY, JobBatch
 
 from .context import StatementContext
-from .continuous import ContinuousQuery, StreamHandle, start_commits_query
+from .continuous import ContinuousQuery, StreamHandle, batch_ranges, start_commits_query
 
 __all__ = ["JobStore", "job_batch_runner", "FAULT_AFTER_COMMIT"]
 
@@ -149,19 +149,13 @@ def job_batch_runner(
     order_column = stream.monotonic[0].name if stream is not None and stream.monotonic else None
 
     def run(df: DataFrame, batch_id: int) -> None:
-        ranges = {int(r["stream"]): (int(r["after"]), int(r["up_to"])) for r in df.collect()}
+        ranges = batch_ranges(df)
         if not ranges:
             return  # no commit arrived: nothing to run, nothing to record
         entry: dict[str, Any] = {"batch": batch_id, "commits": ranges, "started_at": time.time()}
         try:
             with engine._lock:
-                target = engine._in_statement(lambda ctx: ctx.resolve(job_target(job)))
-                meta = target.connector.get_metadata()
-                last = meta.get_job_batch(
-                    session=engine._in_statement(lambda ctx: ctx.session(target.catalog)),
-                    table_handle=target.handle,
-                    job=job_id,
-                )
+                target, last = engine._in_statement(lambda ctx: _last_batch(ctx, job, job_id))
                 if last is not None and last >= batch_id:
                     entry["skipped"] = f"batch {batch_id} was committed already (last committed: {last})"
                     handle.progress.append(entry)
@@ -198,6 +192,13 @@ def job_batch_runner(
             raise
 
     return run
+
+
+def _last_batch(ctx: StatementContext, job: msql.CreateStreamingJob, job_id: str) -> tuple[Any, int | None]:
+    """The job's target (resolved now) and the last batch id it committed there."""
+    target = ctx.resolve(job_target(job))
+    meta = target.connector.get_metadata()
+    return target, meta.get_job_batch(session=ctx.session(target.catalog), table_handle=target.handle, job=job_id)
 
 
 def _compact(engine: Any, target: Any) -> str:
