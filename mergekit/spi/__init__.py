@@ -25,7 +25,7 @@ Modules: ``_connector`` (factory, connector, context), ``_metadata`` (driver-sid
 NOT_SUPPORTED messages), ``_model`` (names, columns, handles, layouts, sessions), ``_read`` (splits, page
 sources, native scans, indexes), ``_sink`` (merge sinks, the merge page layout and operations),
 ``_partitioning`` (merge tables of seed 004), ``_streams`` (streams of seed 001), ``_jobs`` (streaming jobs'
-exactly-once commits), ``_views`` (stored view definitions), ``_properties`` (table properties), ``_types``
+exactly-once commits), ``_views`` (stored view definitions), ``_row_level`` (seed 003's row-level DELETE/UPDATE SPI), ``_properties`` (table properties), ``_types``
 (SQL type names).
 The private modules are an implementation detail: import from ``mergekit.spi``. Two names are type aliases
 for documentation's sake: ``MergeFragment`` (what a sink's ``finish()`` returns, opaque to the engine) and
@@ -56,6 +56,11 @@ row changes (UPDATE, DELETE, MERGE)
     additionally ``get_row_change_paradigm`` and ``get_merge_row_id_column_handle`` (the scan must produce
     the row id column), and sinks that handle every operation of :class:`MergeOperation`.
     ``begin_merge_adding_columns`` adds ``MERGE WITH SCHEMA EVOLUTION``: new columns committed with the rows.
+row-level DELETE and UPDATE (seed 003), instead of or beside the merge SPI
+    ``get_delete_row_id_column_handle`` / ``begin_delete`` / ``finish_delete`` (and ``abort_delete``), their
+    ``update`` twins, and a page source provider that returns an :class:`UpdatablePageSource` for the handles
+    ``begin_delete`` / ``begin_update`` return; ``apply_delete`` / ``execute_delete`` push a simple ``DELETE``
+    down into the storage. The merge SPI wins where both exist; ``MERGE`` needs the merge SPI.
 streams (seed 001: ``CREATE STREAM``, ``INSERT`` into it, ``SELECT STREAM``)
     ``create_table`` honouring ``ConnectorTableMetadata.stream`` (:class:`StreamDefinition`: the monotonic
     columns and the slack) and ``get_table_metadata`` returning it; the append-only write path, with the
@@ -199,6 +204,16 @@ from ._read import (
     NativeScanUnion,
 )
 
+# Row-level DELETE and UPDATE (seed 003): updatable page sources, delete pushdown.
+from ._row_level import (
+    PREDICATE_OPERATORS,
+    ROW_LEVEL_DELETE_MESSAGE,
+    ROW_LEVEL_UPDATE_MESSAGE,
+    DeletePredicate,
+    RowLevelMetadata,
+    UpdatablePageSource,
+)
+
 # Writes: merge sinks, the merge page layout, operation codes.
 from ._sink import (
     DELETE_OPERATION_NUMBER,
@@ -233,6 +248,13 @@ from ._types import parse_sql_type, sql_type_name
 from ._views import VIEWS_MESSAGE, ConnectorViewDefinition, ViewColumn, ViewMetadata
 
 __all__ = [
+    # _row_level
+    "PREDICATE_OPERATORS",
+    "ROW_LEVEL_DELETE_MESSAGE",
+    "ROW_LEVEL_UPDATE_MESSAGE",
+    "DeletePredicate",
+    "RowLevelMetadata",
+    "UpdatablePageSource",
     # ---- views: stored definitions (the engine expands them) ----
     "VIEWS_MESSAGE",
     "ConnectorViewDefinition",

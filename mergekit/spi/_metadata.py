@@ -30,6 +30,9 @@ Groups of optional methods, and what a connector gets by overriding them:
 * Table properties after creation (``set_table_properties``): ``ALTER TABLE ... SET PROPERTIES``.
 * Streaming jobs (``get_job_batch``, ``finish_merge`` recording a job's batch id; see ``mergekit.spi._jobs``):
   targets of ``CREATE STREAMING JOB``, exactly once.
+* Row-level DELETE and UPDATE (seed 003: ``get_delete_row_id_column_handle``, ``begin_delete``,
+  ``finish_delete``, their ``update`` twins, an ``UpdatablePageSource``; delete pushdown by ``apply_delete`` /
+  ``execute_delete``; see ``mergekit.spi._row_level``): ``DELETE`` and ``UPDATE`` without the merge SPI.
 * Merge tables (seed 004: ``create_merge_table``, ``get_partition_scheme``, ``set_table_partition``,
   ``drop_table_partition``).
 
@@ -65,6 +68,7 @@ from ._model import (
 )
 from ._partitioning import PartitionBounds, PartitionScheme, RowsCheck
 from ._read import ALL, ConnectorResolvedIndex, Constraint, NativeScan, NativeScanUnion
+from ._row_level import RowLevelMetadata
 from ._streams import StreamMetadata
 from ._views import ViewMetadata
 
@@ -123,7 +127,7 @@ def _not_supported(message: str) -> MergekitError:
     return MergekitError(ErrorCode.NOT_SUPPORTED, message)
 
 
-class ConnectorMetadata(StreamMetadata, JobMetadata, ViewMetadata, abc.ABC):
+class ConnectorMetadata(StreamMetadata, JobMetadata, ViewMetadata, RowLevelMetadata, abc.ABC):
     """Catalog operations and the MERGE protocol of one connector instance (one catalog).
 
     Returned by ``Connector.get_metadata()``, on the driver, whenever the engine needs it (it may be asked
