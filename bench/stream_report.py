@@ -258,8 +258,8 @@ def _reading(report: dict[str, Any]) -> list[str]:
         if "rows_per_s" in a:
             prod = n_rows / a["producer_seconds"]
             text = (
-                f"**What bounds the live rows/s.** mergekit's producer commits with Spark `INSERT`s (one call: median "
-                f"{a['commit_call_median_seconds']:.2f} s while the job runs), so the feeder took "
+                f"**What bounds the live rows/s.** mergekit's producer commits with `Engine.insert_arrow` (an INSERT on the driver, no Spark job; one call: median "
+                f"{a['commit_call_median_seconds']:.3f} s while the job runs), so the feeder took "
                 f"{a['producer_seconds']:.1f} s for the {a['commits_seen']} commits ({prod:.0f} rows/s); the job's "
                 f"last batch was visible {a['last_visible_after_last_commit']:.1f} s after the last commit, and its "
                 f"rows/s ({a['rows_per_s']:.0f}) is {a['rows_per_s'] / prod:.0%} of the producer's."
@@ -282,8 +282,8 @@ def _reading(report: dict[str, Any]) -> list[str]:
             if idle:
                 quiet = min(m["producer_seconds"] for m in idle)
                 text += (
-                    f" With no job running (the drains' feeding), the same INSERTs took median "
-                    f"{min(m['commit_call_median_seconds'] for m in idle):.2f} s each, {quiet:.1f} s for all "
+                    f" With no job running (the drains' feeding), the same commits took median "
+                    f"{min(m['commit_call_median_seconds'] for m in idle):.3f} s each, {quiet:.1f} s for all "
                     f"({n_rows / quiet:.0f} rows/s)"
                 )
                 if "rows_per_s" in b:

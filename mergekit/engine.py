@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from mergekit import sql as msql
 from mergekit.errors import ErrorCode, MergekitError
+from mergekit.execution.append import DriverAppend, check_arrow, driver_append_plan, run_driver_append
 from mergekit.execution.context import StatementContext
 from mergekit.execution.continuous import StreamHandle
 from mergekit.execution.ddl import DDL_STATEMENTS
@@ -199,6 +200,37 @@ class Engine:
         with self._lock, applied_conf(self.spark, self._python_exec):
             ctx.bind([ref])
             return self.spark.table(ctx.views[ref])
+
+    def insert_arrow(self, table: str, data: pa.Table | pa.RecordBatch) -> Result:
+        """INSERT the rows of an Arrow table (or record batch) into ``table``, as ``INSERT INTO table (columns)
+        VALUES ...`` would: ``data``'s columns are matched to the table's by name (ignoring case), omitted columns
+        take their DEFAULT or NULL, every constraint is checked, one commit.
+
+        When every value reaches the table unchanged, the rows are written on the driver through the connector's
+        merge SPI, without a Spark job (``metrics["strategy"] == "driver_append"``): the fast way for a producer
+        that commits many small batches into a stream. Otherwise (a CHECK constraint, a DEFAULT to evaluate, a
+        bounded ``varchar(n)``, a type conversion other than a lossless widening, a connector that routes inserted
+        rows) it runs as an ordinary INSERT from a DataFrame of ``data``, and ``metrics["driver_append_declined"]``
+        says why. See docs/quickstart.md, "Inserting Arrow data"."""
+        arrow = check_arrow(data)
+        qname = msql.QualifiedName(tuple(p.strip('"').lower() for p in table.split(".")))
+
+        def run(ctx: StatementContext) -> Result | str:
+            plan = driver_append_plan(ctx, qname, arrow)
+            return run_driver_append(ctx, plan, arrow) if isinstance(plan, DriverAppend) else plan
+
+        done = self._in_statement(run)
+        if isinstance(done, Result):
+            return done
+        view = f"mk_arrow_{next(_source_ids)}"
+        columns = ", ".join('"' + c.replace('"', '""') + '"' for c in arrow.column_names)
+        self.register_dataframe(view, self.spark.createDataFrame(arrow))
+        try:
+            result = self.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM {view}")
+        finally:
+            self.unregister_dataframe(view)
+        result.metrics["driver_append_declined"] = done
+        return result
 
     def merge_into(
         self, target: str, *, source: DataFrame | str, on: str, source_alias: str = "s", target_alias: str | None = None

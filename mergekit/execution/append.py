@@ -1,0 +1,183 @@
+"""``Engine.insert_arrow``: an INSERT of rows the caller already holds in Arrow, on the driver, without a Spark job.
+
+An ``INSERT INTO t (columns) VALUES ...`` of an Arrow table needs none of the MERGE plan's steps but the last: no
+target scan, no join, no CASE, no redistribution when the connector asks for none. When every value reaches the
+table unchanged (:func:`driver_append_plan`), the engine writes the rows through the connector's merge SPI in its
+own process: ``begin_merge``, one merge sink (``sink_id`` 0) fed the whole table as INSERT pages, ``finish_merge``
+(``abort_merge`` on any failure). The connector's own checks run as for any INSERT (a stream's monotonicity, a
+key); the engine checks NOT NULL here. That is what makes a producer that commits many small batches into a stream
+fast: a commit costs the connector's write and its catalog transaction, not a Spark job.
+
+Anything the engine would evaluate in Spark is left to the ordinary INSERT (:func:`driver_append_plan` says why):
+a CHECK constraint, a column DEFAULT for an omitted column, a bounded ``varchar(n)`` / ``char(n)`` column, a type
+that needs a conversion other than a lossless widening, a connector that routes inserted rows (an insert layout).
+The caller then runs ``INSERT INTO t (columns) SELECT columns FROM <the data as a DataFrame>``: same rows, same
+errors, with a Spark job.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import attrs
+import pyarrow as pa
+
+from mergekit import sql as msql
+from mergekit.errors import ErrorCode, MergekitError
+from mergekit.metadata import ResolvedTable
+from mergekit.planner import TargetTable, not_null_violation
+from mergekit.result import Result
+from mergekit.spi import MERGE_PAGE_LAYOUT, MergeOperation
+
+from .context import StatementContext
+from .errors import translate_error
+from .statement import _target
+
+__all__ = ["DriverAppend", "check_arrow", "driver_append_plan", "insert_columns", "run_driver_append"]
+
+_BOUNDED = re.compile(r"^\s*(var)?char\s*\(", re.IGNORECASE)
+
+
+@attrs.frozen
+class DriverAppend:
+    """An INSERT that runs on the driver: the table, and for each target column the data column feeding it
+    (None: NULL)."""
+
+    table: ResolvedTable
+    target: TargetTable
+    sources: tuple[str | None, ...]
+
+
+def insert_columns(data: pa.Table, target: TargetTable) -> list[tuple[str, str]]:
+    """(data column, target column) pairs: data columns matched to the table's columns by name, ignoring case as
+    SQL identifiers do. ``COLUMN_NOT_FOUND`` for a name the table lacks, ``DUPLICATE_COLUMN_NAME`` for two data
+    columns naming one table column."""
+    by_name = {c.name.lower(): c.name for c in target.columns}
+    pairs: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for name in data.column_names:
+        column = by_name.get(name.lower())
+        if column is None:
+            raise MergekitError(
+                ErrorCode.COLUMN_NOT_FOUND, f"Insert column name does not exist in target table: {name}"
+            )
+        if column in seen:
+            raise MergekitError(
+                ErrorCode.DUPLICATE_COLUMN_NAME, f"Insert column name is specified more than once: {name}"
+            )
+        seen.add(column)
+        pairs.append((name, column))
+    return pairs
+
+
+def _lossless(source: pa.DataType, target: pa.DataType) -> bool:
+    """Does every value of ``source`` convert to ``target`` unchanged (as Spark's store assignment would)?"""
+    if source == target or pa.types.is_null(source):
+        return True
+    if pa.types.is_signed_integer(source) and pa.types.is_signed_integer(target):
+        return source.bit_width <= target.bit_width
+    if pa.types.is_floating(source) and pa.types.is_floating(target):
+        return source.bit_width <= target.bit_width
+    if pa.types.is_timestamp(source) and pa.types.is_timestamp(target):
+        # the same instants: statements run with the UTC session time zone, where Spark keeps a timestamp's
+        # microseconds whatever the zones say (a naive value is read as UTC)
+        return source.unit == target.unit
+    strings = (pa.types.is_string, pa.types.is_large_string)
+    return any(f(source) for f in strings) and any(f(target) for f in strings)
+
+
+def driver_append_plan(ctx: StatementContext, name: msql.QualifiedName, data: pa.Table) -> DriverAppend | str:
+    """The driver-side INSERT of ``data`` into table ``name``, or why it must run as an ordinary INSERT."""
+    table, target = _target(ctx, name, insert_only=True)
+    pairs = dict((column, source) for source, column in insert_columns(data, target))
+    if target.check_constraints:
+        return "the table has CHECK constraints"
+    if target.insert_layout is not None:
+        return "the connector routes inserted rows (insert layout)"
+    sources: list[str | None] = []
+    for column in target.columns:
+        source = pairs.get(column.name)
+        if source is None and column.default is not None:
+            return f"column {column.name} takes its DEFAULT"
+        if _BOUNDED.match(column.type_name or ""):
+            return f"column {column.name} is {column.type_name}"
+        if source is not None and not _lossless(data.schema.field(source).type, column.type):
+            return f"column {column.name} needs a conversion from {data.schema.field(source).type}"
+        sources.append(source)
+    return DriverAppend(table=table, target=target, sources=tuple(sources))
+
+
+def _page(plan: DriverAppend, data: pa.Table) -> pa.RecordBatch:
+    """The INSERT merge page: the table's columns, then operation, case number 0 and a NULL row id."""
+    n = data.num_rows
+    columns: list[pa.Array] = []
+    for column, source in zip(plan.target.columns, plan.sources, strict=True):
+        values = data.column(source).combine_chunks() if source is not None else pa.nulls(n, column.type)
+        values = values.cast(column.type)
+        if not column.nullable and values.null_count:
+            raise MergekitError(ErrorCode.CONSTRAINT_VIOLATION, not_null_violation(column.name))
+        columns.append(values)
+    data_schema = pa.schema([pa.field(c.name, c.type) for c in plan.target.columns])
+    schema = MERGE_PAGE_LAYOUT.schema(data_schema, plan.target.row_id.type)
+    columns.append(pa.array([int(MergeOperation.INSERT)] * n, MERGE_PAGE_LAYOUT.operation_type))
+    columns.append(pa.array([0] * n, MERGE_PAGE_LAYOUT.case_number_type))
+    columns.append(pa.nulls(n, plan.target.row_id.type))
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def run_driver_append(ctx: StatementContext, plan: DriverAppend, data: pa.Table) -> Result:
+    """``begin_merge``, one sink on the driver, ``finish_merge``; ``abort_merge`` on any failure."""
+    table = plan.table
+    session = ctx.session(table.catalog)
+    session = attrs.evolve(session, properties={**session.properties, "statement": "INSERT"})
+    page = _page(plan, data)  # NOT NULL is checked before anything begins
+    metadata = table.connector.get_metadata()
+    merge_handle = metadata.begin_merge(session=session, table_handle=table.handle, update_case_columns={})
+    try:
+        fragments: Sequence[object] = []
+        if page.num_rows:
+            sink = table.connector.get_page_sink_provider().create_merge_sink(
+                session=session, merge_handle=merge_handle, sink_id=0
+            )
+            try:
+                sink.store_merged_rows(page)
+                fragments = list(sink.finish())
+            except BaseException:
+                try:
+                    sink.abort()
+                except Exception:  # the original failure matters more
+                    pass
+                raise
+        metadata.finish_merge(session=session, merge_handle=merge_handle, fragments=fragments)
+    except BaseException as exc:
+        try:
+            metadata.abort_merge(session=session, merge_handle=merge_handle)
+        except Exception:  # report the original failure
+            pass
+        if isinstance(exc, Exception) and not isinstance(exc, MergekitError):
+            raise translate_error(exc) from exc
+        raise
+    n = page.num_rows
+    metrics = {
+        "inserted": n,
+        "updated": 0,
+        "deleted": 0,
+        "unchanged": 0,
+        "per_case": {0: {"inserted": n, "updated": 0, "deleted": 0}} if n else {},
+        "sinks": int(bool(n)),
+        "scans": [],
+        "strategy": "driver_append",
+    }
+    return Result(statement="INSERT", row_count=n, metrics=metrics)
+
+
+def check_arrow(data: object) -> pa.Table:
+    """``data`` as an Arrow table (a table or a record batch); ``INVALID_ARGUMENTS`` for anything else."""
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    if isinstance(data, pa.Table):
+        return data
+    raise MergekitError(
+        ErrorCode.INVALID_ARGUMENTS, f"insert_arrow takes a pyarrow Table or RecordBatch, not {type(data).__name__}"
+    )
