@@ -103,14 +103,16 @@ def _split_frame(
     table_handle: ConnectorTableHandle,
     columns: Sequence[ColumnHandle],
     splits: Sequence[ConnectorSplit],
+    slices: int | None = None,
 ) -> DataFrame:
     schema = pa.schema([pa.field(c.name, c.type) for c in columns])
     if not splits:
         return spark.createDataFrame([], spark_schema(schema))
     payloads = [(cloudpickle.dumps(s),) for s in splits]
-    # An RDD with one split per partition: every split is its own task, and Spark sees a relation of unknown
-    # size. (A local relation of pickled splits looks a few KB large, so a join would broadcast a 10M-row table.)
-    rdd = spark.sparkContext.parallelize(payloads, numSlices=len(payloads))
+    # An RDD with one split per partition (or ``slices`` partitions of consecutive splits): every partition is its
+    # own task, and Spark sees a relation of unknown size. (A local relation of pickled splits looks a few KB
+    # large, so a join would broadcast a 10M-row table.)
+    rdd = spark.sparkContext.parallelize(payloads, numSlices=min(slices or len(payloads), len(payloads)))
     split_df = spark.createDataFrame(rdd, "split binary")
     reader = _SplitReader(
         provider=connector.get_page_source_provider(),
@@ -181,5 +183,8 @@ def scan_stream(
     splits: Sequence[ConnectorSplit],
 ) -> DataFrame:
     """A stream's rows from ``splits`` (``get_stream_splits``: one per commit, in commit order) as a DataFrame
-    with one partition per split, in that order: narrow operations over it keep the streams' arrival order."""
-    return _split_frame(spark, connector, session, table_handle, columns, splits)
+    whose partitions hold consecutive splits, in that order: narrow operations over it keep the streams' arrival
+    order. Twice the default parallelism of partitions at most: a task per commit would cost more in task
+    start-up than in reading when a batch holds many small commits."""
+    slices = max(1, 2 * spark.sparkContext.defaultParallelism)
+    return _split_frame(spark, connector, session, table_handle, columns, splits, slices)

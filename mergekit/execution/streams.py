@@ -2,7 +2,7 @@
 *bounded run*: what a continuously running query would have emitted by now, plus what the end of input
 releases).
 
-A bounded run reads each stream through the connector's ``get_stream_splits``: one Spark partition per commit,
+A bounded run reads each stream through the connector's ``get_stream_splits``: Spark partitions of consecutive commits,
 in commit order, the rows of a commit in the order it stored them (sorted by the stream's first monotonic
 column). A stateless query (filters, projections, sub-queries) keeps that order, so its rows come back in
 arrival order, as a streaming query emits them.
