@@ -2,9 +2,9 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-CONNECTORS := connectors/memory $(wildcard connectors/journal) $(wildcard connectors/partitioned)
+CONNECTORS := connectors/memory $(wildcard connectors/journal) $(wildcard connectors/partitioned) $(wildcard connectors/sqldb)
 
-.PHONY: venv test lint demo clean bench bench-quick bench-stream fuzz
+.PHONY: venv test lint demo clean bench bench-quick bench-stream bench-sqldb fuzz
 
 venv: $(VENV)/.installed
 
@@ -38,11 +38,18 @@ bench-quick: venv
 	@$(PY) -c "import psutil, duckdb, deltalake, matplotlib" 2>/dev/null || $(PY) -m pip install --quiet -e ".[test,bench]"
 	$(PY) -m bench.run --sizes 1M/100k,10M/10k --systems journal,pyspark_rewrite,duckdb --reps 1 --warm 3
 
-# Issue 17's streaming bench (about 7 min: live feed, then backlog drains capped at 10 commits and uncapped): MERGE
+# Issue 17's streaming bench (about 5-7 min: live feed, then backlog drains capped at 10 commits and uncapped): MERGE
 # job vs PySpark foreachBatch; writes docs/performance.md's Streaming figures.
 bench-stream: venv
 	@$(PY) -c "import psutil" 2>/dev/null || $(PY) -m pip install --quiet -e ".[test,bench]"
 	$(PY) -m bench.streaming --json bench/results-streaming.json --write-doc docs/performance.md
+
+# Issue 18's bench (3 min measured with T loaded, 5-7 min under load; +20 s to load T the first time): MERGE of
+# 1M rows into a 10M-row PostgreSQL table through the sqldb connector vs PostgreSQL's own MERGE vs a PySpark
+# foreachPartition upsert; writes docs/performance.md's sqldb figures. Needs the PostgreSQL server binaries.
+bench-sqldb: venv
+	@$(PY) -c "import psutil, psycopg, mergekit_sqldb" 2>/dev/null || $(PY) -m pip install --quiet -e ".[test,bench]" -e connectors/sqldb
+	$(PY) -m bench.sqldb --json bench/results-sqldb.json --write-doc docs/performance.md
 
 # Issue 16's differential test against PostgreSQL 15 (tests/differential/): N statements (default 2000) from seed
 # SEED (default 16); FEATURES=do_nothing,... turns optional generator features on (all: every one), ONLY=i re-runs

@@ -63,6 +63,16 @@ from .evolution import merge_added_columns
 from .lookup import KEY, arrow_join_type, binary_collation, run_lookup_merge
 from .merge_rows import MergeQueryBuilder, check_types, q
 from .pipeline import DmlStats, run_merge_pipeline
+from .row_level import (
+    MERGE_NEEDS_MERGE_SPI,
+    PlannedPushdown,
+    PlannedRowLevel,
+    merge_spi_supported,
+    plan_pushdown,
+    plan_row_level,
+    row_level_supported,
+    run_row_level,
+)
 from .scan import scan_table
 from .types import spark_sql_type, spark_type, trino_name
 
@@ -99,7 +109,11 @@ class PlannedDml:
     added_columns: tuple[ColumnMetadata, ...] = ()
 
     def explain(self) -> str:
-        lines = [self.plan.explain(), *self.strategy.explain()]
+        lines = [
+            self.plan.explain(),
+            *self.strategy.explain(),
+            "SPI: merge (begin_merge / ConnectorMergeSink / finish_merge)",
+        ]
         if self.added_columns:
             added = ", ".join(f"{c.name} {c.type_name or sql_type_name(c.type)}" for c in self.added_columns)
             lines.append(f"Schema evolution: adds {added} (committed with the rows)")
@@ -113,7 +127,10 @@ def refuse_stream_change(table: ResolvedTable) -> None:
         raise MergekitError(ErrorCode.STREAM_NOT_ALLOWED, f"Stream '{table.name.table.upper()}' is append-only")
 
 
-def _target(ctx: StatementContext, name: msql.QualifiedName, *, insert_only: bool) -> tuple[ResolvedTable, TargetTable]:
+def _target(
+    ctx: StatementContext, name: msql.QualifiedName, *, insert_only: bool, row_level: str = ""
+) -> tuple[ResolvedTable, TargetTable]:
+    """The target table; ``row_level``: "DELETE" / "UPDATE" when the statement may use the row-level SPI."""
     table = ctx.resolve(name)
     if not insert_only:
         refuse_stream_change(table)
@@ -124,7 +141,12 @@ def _target(ctx: StatementContext, name: msql.QualifiedName, *, insert_only: boo
         paradigm = meta.get_row_change_paradigm(session=session, table_handle=table.handle)
     except MergekitError as exc:
         # An INSERT changes no existing row: an append-only connector needs neither a row id nor a paradigm.
-        if not insert_only or exc.code is not ErrorCode.NOT_SUPPORTED:
+        # A DELETE / UPDATE may run through the row-level SPI (mergekit.execution.row_level); MERGE may not.
+        if exc.code is not ErrorCode.NOT_SUPPORTED:
+            raise
+        if not insert_only and not (row_level and row_level_supported(meta, session, table.handle, row_level)):
+            if row_level_supported(meta, session, table.handle, "DELETE"):
+                raise MergekitError(ErrorCode.NOT_SUPPORTED, MERGE_NEEDS_MERGE_SPI) from exc
             raise
         row_id = ColumnHandle(name="$row_id", type=pa.int64())
         paradigm = RowChangeParadigm.DELETE_ROW_AND_INSERT_ROW
@@ -348,13 +370,14 @@ def _prepare_lookup(
     return prepared, ""
 
 
-def plan_dml(ctx: StatementContext, st: msql.Statement) -> PlannedDml:
+def plan_dml(ctx: StatementContext, st: msql.Statement) -> PlannedDml | PlannedRowLevel | PlannedPushdown:
     """Plan and analyse ``st`` against an empty stand-in for the target; choose its strategy. Nothing begins."""
     written_as_merge = True  # MERGE, UPDATE ... FROM; not INSERT OVERWRITE or ON CONFLICT planned as a MERGE
     if isinstance(st, msql.Insert) and (st.overwrite or st.on_conflict is not None):
         st = _insert_as_merge(ctx, st)
         written_as_merge = False
-    table, target = _target(ctx, st.target, insert_only=isinstance(st, msql.Insert))  # type: ignore[attr-defined]
+    kind = _statement_kind(st) if isinstance(st, msql.Delete | msql.Update) else ""
+    table, target = _target(ctx, st.target, insert_only=isinstance(st, msql.Insert), row_level=kind)  # type: ignore[attr-defined]
     if isinstance(st, msql.Delete) and st.using is not None:
         _check_unambiguous(ctx, st, target)
     source = _source(ctx, st.source) if isinstance(st, msql.Merge) else None
@@ -378,6 +401,12 @@ def plan_dml(ctx: StatementContext, st: msql.Statement) -> PlannedDml:
     builder = _builder(ctx, plan, probe_view, source)
     probe_sql, keys = builder.probe_sql()
     value_types = check_types(plan, builder, ctx.spark.sql(probe_sql).schema, keys)
+    if kind:  # delete pushdown (any connector overriding apply_delete), else the row-level SPI without merge SPI
+        meta = table.connector.get_metadata()
+        spi = "merge" if merge_spi_supported(meta, session, table.handle) else "row_level"
+        pushdown = plan_pushdown(ctx, st, plan, table, spi)
+        if pushdown is not None or spi == "row_level":
+            return pushdown or plan_row_level(ctx, st, plan, table)
     planned = PlannedDml(
         statement=st,
         plan=plan,
@@ -406,6 +435,8 @@ def run_dml(ctx: StatementContext, st: msql.Statement) -> Result:
     current = ctx.session(catalog)
     ctx.sessions[catalog] = attrs.evolve(current, properties={**current.properties, "statement": _statement_kind(st)})
     planned = plan_dml(ctx, st)
+    if not isinstance(planned, PlannedDml):  # seed 003's row-level SPI, or a DELETE the connector runs itself
+        return run_row_level(ctx, planned)
     plan, table = planned.plan, planned.table
     session = ctx.session(table.catalog)
     metadata = table.connector.get_metadata()

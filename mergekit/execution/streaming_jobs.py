@@ -165,9 +165,9 @@ def job_batch_runner(
                     entry["rows"] = 0
                     handle.progress.append(entry)
                     return
-                kept = _apply_policy(source, job, keys, order_column, batch_id)
-                # computed once for the MERGE's several reads (the checkpointed rows themselves need no copy)
-                source = kept.persist() if kept is not source else kept
+                # cached: computed once for the MERGE's several reads, and with its true size for the join planning
+                # (a checkpointed scan has no size estimate, so Spark would shuffle the whole target to join it)
+                source = _apply_policy(source, job, keys, order_column, batch_id).persist()
                 try:
                     entry["rows"] = source.count()
                     engine.register_dataframe(msql.JOB_SOURCE, source)

@@ -8,6 +8,7 @@ from ._functions import register_function
 from ._guard import predicates_may_fail
 from ._jobs import JOB_SOURCE, CreateStreamingJob, JobAction, ShowStreamingJobs
 from ._lower import Apply, Const, Lowered, Ref
+from ._lower_rows import KEY_PREFIX, VALUE_COLUMN, SubqueryRef, lower_for_rows
 from ._mergetable import cast_query, equi_join_keys, predicate_constraints, scan_constraints
 from ._modality import ObjectInfo, ObjectKind, check_modality, emission_order, prepare_stream_query
 from ._model import (
@@ -67,6 +68,10 @@ from ._upsert import overwrite_as_merge, upsert_as_merge
 from ._views import ViewText, expand_views, stored_view_sql
 
 __all__ = [
+    "KEY_PREFIX",
+    "VALUE_COLUMN",
+    "SubqueryRef",
+    "lower_for_rows",
     "CreateView",
     "DropView",
     "ShowViews",

@@ -1,0 +1,49 @@
+"""The conformance kit against the sqldb connector: PostgreSQL (a throwaway server, a fresh database per test)
+and SQLite (a file per test), with the merge SPI and with ``"merge": false`` (the row-level SPI)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mergekit.execution.row_level import MERGE_NEEDS_MERGE_SPI
+from mergekit.testing import BaseConnectorTest, Behavior
+from tests.pg_server import fresh_database, pg_server  # noqa: F401 - the module's PostgreSQL server (fixture)
+
+
+class TestSqliteKit(BaseConnectorTest):
+    def catalog(self, tmp_path: Path) -> Any:
+        return {"connector": "sqldb", "uri": f"sqlite:///{tmp_path / 'db.sqlite'}"}
+
+
+class TestPostgresKit(BaseConnectorTest):
+    @pytest.fixture(autouse=True)
+    def _database(self, pg_server: str) -> None:
+        self.uri = fresh_database(pg_server)
+
+    def catalog(self, tmp_path: Path) -> Any:
+        return {"connector": "sqldb", "uri": self.uri}
+
+
+class TestSqliteRowLevelKit(BaseConnectorTest):
+    """``"merge": false``: DELETE and UPDATE run through the row-level SPI; MERGE is refused by the engine."""
+
+    unsupported = {Behavior.MERGE, Behavior.NOT_MATCHED_BY_SOURCE}
+    not_supported_message = MERGE_NEEDS_MERGE_SPI
+
+    def catalog(self, tmp_path: Path) -> Any:
+        return {"connector": "sqldb", "uri": f"sqlite:///{tmp_path / 'db.sqlite'}", "merge": False}
+
+
+class TestPostgresRowLevelKit(BaseConnectorTest):
+    unsupported = {Behavior.MERGE, Behavior.NOT_MATCHED_BY_SOURCE}
+    not_supported_message = MERGE_NEEDS_MERGE_SPI
+
+    @pytest.fixture(autouse=True)
+    def _database(self, pg_server: str) -> None:
+        self.uri = fresh_database(pg_server)
+
+    def catalog(self, tmp_path: Path) -> Any:
+        return {"connector": "sqldb", "uri": self.uri, "merge": False}
