@@ -47,7 +47,8 @@ class Apply:
 
 Lowered = Ref | Const | Apply
 
-_BINARY: dict[type[exp.Expression], str] = {
+# SQL binary operators and the evaluators' function names for them (also mergekit.sql._lower_rows)
+BINARY_FUNCTIONS: dict[type[exp.Expression], str] = {
     exp.EQ: "eq",
     exp.NEQ: "ne",
     exp.LT: "lt",
@@ -105,7 +106,7 @@ def lower(node: exp.Expression) -> Lowered | None:
             return None
         operand = lower(node.this)
         return Apply("is_null", (operand,)) if operand is not None else None
-    op = _BINARY.get(type(node))
+    op = BINARY_FUNCTIONS.get(type(node))
     if op is None:
         return None
     left, right = lower(node.this), lower(node.expression)

@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 from sqlglot import exp
 
-from ._lower import Apply, Const, Ref, lower
+from ._lower import BINARY_FUNCTIONS, Apply, Const, Ref, lower
 from ._names import TableRef
 from ._render import identifier_name, table_ref_of
 
@@ -107,23 +107,8 @@ def _lower(node: exp.Expression, outer: Collection[str], columns_of: Callable[[T
     return _leaf(node)
 
 
-_OPS: dict[type[exp.Expression], str] = {
-    exp.EQ: "eq",
-    exp.NEQ: "ne",
-    exp.LT: "lt",
-    exp.LTE: "le",
-    exp.GT: "gt",
-    exp.GTE: "ge",
-    exp.And: "and",
-    exp.Or: "or",
-    exp.Add: "add",
-    exp.Sub: "subtract",
-    exp.Mul: "multiply",
-}
-
-
 def _binary(node: exp.Expression, sub: Callable[[exp.Expression], Any]) -> Any:
-    return Apply(_OPS[type(node)], (sub(node.this), sub(node.expression)))
+    return Apply(BINARY_FUNCTIONS[type(node)], (sub(node.this), sub(node.expression)))
 
 
 _VOLATILE = ("rand", "random", "randn", "uuid", "shuffle")

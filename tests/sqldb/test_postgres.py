@@ -242,15 +242,27 @@ def test_large_merge_reads_only_the_source_keys(engine: Engine, db: str) -> None
 def test_delete_pushdown_runs_in_the_database(db: str, merge: bool) -> None:
     make_customers(db, 3000)
     e = make_engine(db, merge=merge)
+    sc = e.spark.sparkContext
+    group = f"sqldb-pushdown-probe-{merge}"
     try:
-        result = e.execute("DELETE FROM pg.public.customers WHERE id < 1000")
+        sc.setJobGroup(group, "no Spark job may run in this group")
+        try:
+            result = e.execute("DELETE FROM pg.public.customers WHERE id < 1000")
+        finally:
+            sc._jsc.sc().clearJobGroup()
+        assert sc.statusTracker().getJobIdsForGroup(group) == []  # no Spark job: the database deleted the rows
         assert result.row_count == 999
         assert result.metrics["pushdown"] is True
         assert "Delete pushdown" in e.execute("EXPLAIN DELETE FROM pg.public.customers WHERE name = 'c5'").rows()[0][0]
         assert e.execute("DELETE FROM pg.public.customers WHERE name IN ('c1000', 'c1001', 'zz')").row_count == 2
         assert e.execute("DELETE FROM pg.public.customers WHERE balance IS NULL").row_count == 0
         # not a conjunction of column-constant comparisons: the row-by-row path
-        result = e.execute("DELETE FROM pg.public.customers WHERE id < 1100 OR id > 5000")
+        sc.setJobGroup(group + "-rows", "the row-by-row path runs Spark jobs")
+        try:
+            result = e.execute("DELETE FROM pg.public.customers WHERE id < 1100 OR id > 5000")
+        finally:
+            sc._jsc.sc().clearJobGroup()
+        assert sc.statusTracker().getJobIdsForGroup(group + "-rows") != []  # the probe sees jobs when there are some
         assert result.metrics.get("pushdown") is not True
         assert result.row_count == 98
     finally:
