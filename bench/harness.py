@@ -423,6 +423,21 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
+def publish(
+    report: dict[str, Any], args: argparse.Namespace, write_doc: Any, print_report: Any, problems: list
+) -> None:
+    """The end of a bench run: ``--json``, ``--write-doc`` (``write_doc(report, path)``), the printed report, and
+    exit status 1 when a result check found problems."""
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=1, default=str)
+    if args.write_doc:
+        write_doc(report, args.write_doc)
+    print_report(report)
+    if problems:
+        sys.exit(1)
+
+
 def _loadavg() -> list[float]:
     """The load average (1, 5, 15 minutes)."""
     return [round(x, 2) for x in os.getloadavg()]

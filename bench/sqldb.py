@@ -56,7 +56,7 @@ from typing import Any
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from bench.harness import _loadavg, _machine, _Memory, _now, _size, _stage_times, _start_spark  # noqa: E402
+from bench.harness import _loadavg, _machine, _Memory, _now, _size, _stage_times, _start_spark, publish  # noqa: E402
 from bench.streaming import expected_result  # noqa: E402
 from bench.systems import CLAUSES  # noqa: E402
 from bench.workload import generate, label  # noqa: E402
@@ -769,14 +769,7 @@ def main() -> None:
         server.stop()
     report.update(loadavg_end=_loadavg(), finished=_now(), wall_seconds=round(time.perf_counter() - wall0, 1))
     report["problems"] = problems
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=1, default=str)
-    if args.write_doc:
-        write_doc(report, args.write_doc)
-    print_report(report)
-    if problems:
-        sys.exit(1)
+    publish(report, args, write_doc, print_report, problems)
 
 
 if __name__ == "__main__":

@@ -72,7 +72,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from bench import harness  # noqa: E402 - after the path set-up, so `python bench/streaming.py` works too
-from bench.harness import _copy_warehouse, _loadavg, _machine, _Memory, _now, _size, _start_spark  # noqa: E402
+from bench.harness import _copy_warehouse, _loadavg, _machine, _Memory, _now, _size, _start_spark, publish  # noqa: E402
 from bench.stream_report import (  # noqa: E402
     WARMUP_COMMITS,
     check_run,
@@ -619,14 +619,7 @@ def main() -> None:
     report["finished"] = _now()
     report["wall_seconds"] = round(time.perf_counter() - wall0, 1)
     report["problems"] = problems
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=1, default=str)
-    if args.write_doc:
-        write_doc(report, args.write_doc)
-    print_report(report)
-    if problems:
-        sys.exit(1)
+    publish(report, args, write_doc, print_report, problems)
 
 
 if __name__ == "__main__":

@@ -205,70 +205,28 @@ class Catalog:
             "WHERE n.nspname = %s AND c.relname = %s AND c.relkind IN ('r', 'p') ORDER BY a.attnum",
             (schema, table.table),
         )
-        if not rows:
-            return None
-        columns, keyed, unsupported = [], [], None
-        for name, type_text, not_null, key_pos in rows:
-            mapped = pg_type(type_text)
-            if mapped is None:
-                unsupported = unsupported or (name, type_text)
-                mapped = (pa.null(), type_text)
-            columns.append(
-                SqlColumn(
-                    name=name,
-                    db_type=type_text,
-                    type=mapped[0],
-                    type_name=mapped[1],
-                    nullable=not not_null,
-                    hidden=name == SURROGATE_KEY,
-                )
-            )
-            if key_pos:
-                keyed.append((key_pos, name))
-        key = tuple(n for _, n in sorted(keyed))
-        return SqlTableHandle(
-            table=table,
-            db_schema=schema,
-            db_table=table.table,
-            columns=tuple(columns),
-            key=key,
-            unsupported=unsupported,
-            versioned=True,
-        )
+        described = [
+            (name, type_text, pg_type(type_text), bool(not_null), key_pos)
+            for name, type_text, not_null, key_pos in rows
+        ]
+        return _table_handle(table, schema, described, versioned=True)
 
     def _sqlite_handle(self, table: SchemaTableName, schema: str) -> SqlTableHandle | None:
         if schema not in [r[1] for r in self.rows("PRAGMA database_list")]:
             return None
         rows = self.rows(f"PRAGMA {quote(schema)}.table_info({quote(table.table)})")
-        if not rows:
-            return None
-        columns, keyed, unsupported = [], [], None
-        for _cid, name, declared, not_null, _default, key_pos in rows:
-            mapped = sqlite_type(declared or "")
-            if mapped is None:
-                unsupported = unsupported or (name, declared or "(none)")
-                mapped = (pa.null(), declared or "")
-            columns.append(
-                SqlColumn(
-                    name=name,
-                    db_type=declared or "",
-                    type=mapped[0],
-                    type_name=mapped[1],
-                    nullable=not not_null and not (key_pos and (declared or "").upper() == "INTEGER"),
-                    hidden=name == SURROGATE_KEY,
-                )
+        described = [
+            (
+                name,
+                declared or "",
+                sqlite_type(declared or ""),
+                # an INTEGER PRIMARY KEY is SQLite's rowid: never NULL
+                bool(not_null) or bool(key_pos and (declared or "").upper() == "INTEGER"),
+                key_pos,
             )
-            if key_pos:
-                keyed.append((key_pos, name))
-        key = tuple(n for _, n in sorted(keyed))
-        return SqlTableHandle(
-            table=table,
-            db_schema=schema,
-            db_table=table.table,
-            columns=tuple(columns),
-            key=key,
-            unsupported=unsupported,
-        )
+            for _cid, name, declared, not_null, _default, key_pos in rows
+        ]
+        return _table_handle(table, schema, described, versioned=False)
 
     # ---- the side table of CHECK constraints and DEFAULT expressions ----------------------------------------
 
@@ -406,3 +364,42 @@ def sql_handle(table_handle: ConnectorTableHandle) -> SqlTableHandle:
     if not isinstance(table_handle, SqlTableHandle):
         raise MergekitError(ErrorCode.GENERIC_INTERNAL_ERROR, f"Not a sqldb table handle: {table_handle!r}")
     return table_handle
+
+
+def _table_handle(
+    table: SchemaTableName,
+    schema: str,
+    described: list[tuple[str, str, tuple[pa.DataType, str] | None, bool, int]],
+    *,
+    versioned: bool,
+) -> SqlTableHandle | None:
+    """The handle of a table the database described column by column: (name, the database's type, its mapping or
+    None when unsupported, NOT NULL, 1-based position in the primary key or 0); None for no columns (no table)."""
+    if not described:
+        return None
+    columns, keyed, unsupported = [], [], None
+    for name, type_text, mapped, not_null, key_pos in described:
+        if mapped is None:
+            unsupported = unsupported or (name, type_text or "(none)")
+            mapped = (pa.null(), type_text)
+        columns.append(
+            SqlColumn(
+                name=name,
+                db_type=type_text,
+                type=mapped[0],
+                type_name=mapped[1],
+                nullable=not not_null,
+                hidden=name == SURROGATE_KEY,
+            )
+        )
+        if key_pos:
+            keyed.append((key_pos, name))
+    return SqlTableHandle(
+        table=table,
+        db_schema=schema,
+        db_table=table.table,
+        columns=tuple(columns),
+        key=tuple(n for _, n in sorted(keyed)),
+        unsupported=unsupported,
+        versioned=versioned,
+    )
