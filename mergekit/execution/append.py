@@ -32,7 +32,7 @@ from mergekit.spi import MERGE_PAGE_LAYOUT, MergeOperation
 
 from .context import StatementContext
 from .errors import translate_error
-from .statement import _target
+from .statement import resolve_target
 
 __all__ = ["DriverAppend", "check_arrow", "driver_append_plan", "insert_columns", "run_driver_append"]
 
@@ -89,7 +89,7 @@ def _lossless(source: pa.DataType, target: pa.DataType) -> bool:
 
 def driver_append_plan(ctx: StatementContext, name: msql.QualifiedName, data: pa.Table) -> DriverAppend | str:
     """The driver-side INSERT of ``data`` into table ``name``, or why it must run as an ordinary INSERT."""
-    table, target = _target(ctx, name, insert_only=True)
+    table, target = resolve_target(ctx, name, insert_only=True)
     pairs = dict((column, source) for source, column in insert_columns(data, target))
     if target.check_constraints:
         return "the table has CHECK constraints"

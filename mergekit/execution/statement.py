@@ -76,7 +76,7 @@ from .row_level import (
 from .scan import scan_table
 from .types import spark_sql_type, spark_type, trino_name
 
-__all__ = ["PlannedDml", "plan_dml", "explain_dml", "run_dml"]
+__all__ = ["PlannedDml", "plan_dml", "explain_dml", "resolve_target", "run_dml"]
 
 
 @attrs.define(kw_only=True)
@@ -127,7 +127,7 @@ def refuse_stream_change(table: ResolvedTable) -> None:
         raise MergekitError(ErrorCode.STREAM_NOT_ALLOWED, f"Stream '{table.name.table.upper()}' is append-only")
 
 
-def _target(
+def resolve_target(
     ctx: StatementContext, name: msql.QualifiedName, *, insert_only: bool, row_level: str = ""
 ) -> tuple[ResolvedTable, TargetTable]:
     """The target table; ``row_level``: "DELETE" / "UPDATE" when the statement may use the row-level SPI."""
@@ -178,7 +178,7 @@ def _logical_plan(st: msql.Statement, target: TargetTable, source_columns: tuple
 def _insert_as_merge(ctx: StatementContext, st: msql.Insert) -> msql.Merge:
     """``INSERT OVERWRITE`` and ``INSERT ... ON CONFLICT`` are the MERGEs of :mod:`mergekit.sql._upsert`, once the
     table's columns (an omitted column list) and primary key are known."""
-    table, target = _target(ctx, st.target, insert_only=False)
+    table, target = resolve_target(ctx, st.target, insert_only=False)
     st = insert_with_defaults(st, target)  # DEFAULT VALUES, DEFAULT in VALUES rows
     columns = st.columns if st.columns is not None else target.column_names
     if st.overwrite:
@@ -377,7 +377,7 @@ def plan_dml(ctx: StatementContext, st: msql.Statement) -> PlannedDml | PlannedR
         st = _insert_as_merge(ctx, st)
         written_as_merge = False
     kind = _statement_kind(st) if isinstance(st, msql.Delete | msql.Update) else ""
-    table, target = _target(ctx, st.target, insert_only=isinstance(st, msql.Insert), row_level=kind)  # type: ignore[attr-defined]
+    table, target = resolve_target(ctx, st.target, insert_only=isinstance(st, msql.Insert), row_level=kind)  # type: ignore[attr-defined]
     if isinstance(st, msql.Delete) and st.using is not None:
         _check_unambiguous(ctx, st, target)
     source = _source(ctx, st.source) if isinstance(st, msql.Merge) else None
