@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import psycopg
 import pytest
 
@@ -113,6 +114,42 @@ def test_tables_created_outside_mergekit_are_visible_with_their_types(engine: En
     assert rows[1] == (2,) + (None,) * 13
     # the default schema is public: unqualified names work too
     assert engine.execute("SELECT count(*) FROM typed").rows() == [(2,)]
+
+
+def test_awkward_values_read_as_postgresql_stores_them(engine: Engine, db: str) -> None:
+    """Splits are read as CSV from ``COPY ... TO STDOUT``: NULL against the empty string and the text 'NULL',
+    delimiters, quotes and newlines inside text, float specials, bytea and a text key chosen by an index lookup."""
+    sql(db, "CREATE TABLE odd (k text PRIMARY KEY, s text, r real, d double precision, f boolean, bin bytea)")
+    values = [
+        ("a", "", 1.1, float("nan"), True, b""),
+        ('b,"quoted"', None, float("inf"), float("-inf"), False, b"\x00,\n"),
+        ("c\nline", "NULL", -0.0, 1e308, None, None),
+        ("d\\slash", 'x","y\r\nz', None, 0.1 + 0.2, True, b"\\x41"),
+    ]
+    with psycopg.connect(db, autocommit=True) as conn:
+        conn.cursor().executemany("INSERT INTO odd VALUES (%s, %s, %s, %s, %s, %s)", values)
+    got = sorted(engine.execute("SELECT * FROM pg.public.odd").rows())
+    want = sorted(sql(db, "SELECT k, s, r, d, f, bin FROM odd"))
+    assert len(got) == 4
+    for g, w in zip(got, want, strict=True):
+        assert g[:2] == w[:2] and g[4] == w[4] and (g[5] == (None if w[5] is None else bytes(w[5])))
+        real = [None if v is None else repr(np.float32(v)) for v in (g[2], w[2])]  # psycopg: 1.1, Spark: 1.100000023
+        assert real[0] == real[1] and repr(g[3]) == repr(w[3])  # NaN, infinities and -0.0 exactly
+    # the keys with a comma, a quote, a newline and a backslash are found by key (an array literal of text)
+    assert engine.execute("DELETE FROM pg.public.odd WHERE k IN ('b,\"quoted\"', 'c\nline', 'd\\slash')").row_count == 3
+    engine.execute(
+        "MERGE INTO pg.public.odd t USING (VALUES ('a', 'new')) s(k, v) ON t.k = s.k WHEN MATCHED THEN UPDATE SET s = s.v"
+    )
+    assert sql(db, "SELECT k, s FROM odd") == [("a", "new")]
+
+
+def test_a_scan_stopped_early_leaves_no_session_behind(engine: Engine, db: str) -> None:
+    sql(db, "CREATE TABLE big (id bigint PRIMARY KEY, v text)")
+    sql(db, "INSERT INTO big SELECT i, repeat('x', 100) FROM generate_series(1, 200000) i")
+    assert len(engine.execute("SELECT * FROM pg.public.big LIMIT 3").rows()) == 3
+    assert engine.execute("SELECT count(*) FROM pg.public.big WHERE id % 1000 = 0").rows() == [(200,)]
+    idle = sql(db, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'COPY%'")
+    assert idle == [(0,)]
 
 
 def test_unsupported_type_is_refused_by_name_when_read(engine: Engine, db: str) -> None:

@@ -4,11 +4,13 @@ A table with a single integer key is cut into key ranges of about ``split_rows``
 max and the table's estimated row count); any other table is one split. When the engine hands the MERGE source's
 keys (``Constraint.value_sets``, see ``get_value_set_columns``) or a few key values (``equalities``), the splits
 read only those keys: a MERGE of 1M rows into a 10M-row table reads 1M target rows, by the primary key index.
-PostgreSQL splits are read through a server-side cursor, ``batch_rows`` rows per Arrow batch.
+PostgreSQL splits are read with ``COPY (SELECT ...) TO STDOUT`` as CSV, parsed by Arrow; SQLite splits through a
+cursor, ``batch_rows`` rows per Arrow batch.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import uuid
@@ -18,6 +20,7 @@ from typing import Any
 import attrs
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 
 from mergekit.spi import (
     ColumnHandle,
@@ -78,19 +81,32 @@ def _key_values(h: SqlTableHandle, constraint: Constraint) -> list[Any] | None:
     return None
 
 
-def key_splits(cfg: DbConfig, key: str, keys: list[Any]) -> list[SqlSplit]:
-    """Splits reading the rows of ``keys`` (values of the single key column ``key``) by the primary key index."""
+def key_splits(cfg: DbConfig, key: str, db_type: str, keys: list[Any]) -> list[SqlSplit]:
+    """Splits reading the rows of ``keys`` (values of the single key column ``key``, of the database type
+    ``db_type``) by the primary key index. PostgreSQL receives each share of the keys as one array literal (text
+    cast to ``db_type[]``): psycopg would adapt a list of 100k values one by one, in Python."""
     k = quote(key)
-    where = f"{k} = ANY(%s)" if cfg.kind == POSTGRESQL else f"{k} IN (SELECT value FROM json_each(?))"
     chunks = (keys[i : i + _KEYS_PER_SPLIT] for i in range(0, len(keys), _KEYS_PER_SPLIT))
-    return [SqlSplit(where=where, params=(c if cfg.kind == POSTGRESQL else json.dumps(c),)) for c in chunks]
+    if cfg.kind == POSTGRESQL:
+        where = f"{k} = ANY(%s::{db_type}[])"
+        return [SqlSplit(where=where, params=(pg_array_literal(c),)) for c in chunks]
+    where = f"{k} IN (SELECT value FROM json_each(?))"
+    return [SqlSplit(where=where, params=(json.dumps(c),)) for c in chunks]
+
+
+def pg_array_literal(values: Sequence[Any]) -> str:
+    """A PostgreSQL array literal of integers or strings (``{1,2}``, ``{"a","b\\"c"}``)."""
+    if values and isinstance(values[0], int):  # the values of one typed key column: all alike
+        return "{" + ",".join(map(str, values)) + "}"
+    quoted = ('"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values)
+    return "{" + ",".join(quoted) + "}"
 
 
 def plan_splits(catalog: Catalog, h: SqlTableHandle, constraint: Constraint) -> list[SqlSplit]:
     cfg = catalog.cfg
     keys = _key_values(h, constraint)
     if keys is not None:
-        return key_splits(cfg, h.key[0], keys)
+        return key_splits(cfg, h.key[0], h.column(h.key[0]).db_type, keys)
     if len(h.key) != 1 or not pa.types.is_integer(h.column(h.key[0]).type):
         return [SqlSplit()]
     k = quote(h.key[0])
@@ -135,7 +151,8 @@ class SqlSplitManager(ConnectorSplitManager):
 
 
 class SqlPageSource(ConnectorPageSource):
-    """SELECTs one split on an executor and yields ``batch_rows`` rows per Arrow batch."""
+    """SELECTs one split on an executor: PostgreSQL through COPY parsed by Arrow (:meth:`_copy_pages`), SQLite (and
+    a scan without columns) through a cursor, ``batch_rows`` rows per Arrow batch."""
 
     def __init__(self, cfg: DbConfig, h: SqlTableHandle, split: SqlSplit, columns: Sequence[ColumnHandle]) -> None:
         self._cfg, self._h, self._split = cfg, h, split
@@ -197,6 +214,9 @@ class SqlPageSource(ConnectorPageSource):
         h, cfg = self._h, self._cfg
         select = ", ".join(self._select(c) for c in self._physical) or "1"
         sql = f"SELECT {select} FROM {h.qualified}" + (f" WHERE {self._split.where}" if self._split.where else "")
+        if cfg.kind == POSTGRESQL and self._physical:
+            yield from self._copy_pages(sql)
+            return
         with db_errors(f"Cannot read table {h.table}"):
             self._conn = connect(cfg)
             if cfg.kind == POSTGRESQL:
@@ -213,6 +233,55 @@ class SqlPageSource(ConnectorPageSource):
                 # a scan without columns (count(*)) selects a constant: only the row count matters
                 yield self._batch(rows) if self._physical else pa.record_batch([pa.nulls(len(rows))], ["_"]).select([])
 
+    def _copy_pages(self, sql: str) -> Iterator[pa.RecordBatch]:
+        """PostgreSQL: ``COPY (<the SELECT>) TO STDOUT`` as CSV, parsed by Arrow as it streams in (building a
+        Python tuple per row costs several times more). NULL is an unquoted empty field and the empty string a
+        quoted one; booleans are ``t`` / ``f``; decimals, dates, timestamps and row versions come as text (see
+        :meth:`_select`) and bytea as ``\\x`` hex."""
+        h = self._h
+        csv_types = {name: self._csv_type(name) for name in self._physical}
+        with db_errors(f"Cannot read table {h.table}"):
+            self._conn = connect(self._cfg)
+            with (
+                self._conn.cursor() as cur,
+                cur.copy(f"COPY ({sql}) TO STDOUT (FORMAT csv)", self._split.params or None) as copy,
+            ):
+                stream = _CopyStream(copy)
+                if stream.at_end():
+                    return  # no rows (Arrow refuses an empty file)
+                reader = pacsv.open_csv(
+                    stream,
+                    read_options=pacsv.ReadOptions(column_names=self._physical, use_threads=False, block_size=4 << 20),
+                    parse_options=pacsv.ParseOptions(newlines_in_values=True),
+                    convert_options=pacsv.ConvertOptions(
+                        column_types=csv_types,
+                        null_values=[""],
+                        strings_can_be_null=True,
+                        quoted_strings_can_be_null=False,
+                        true_values=["t"],
+                        false_values=["f"],
+                    ),
+                )
+                for batch in reader:
+                    if batch.num_rows:
+                        yield self._assemble(
+                            {n: self._from_csv(n, batch.column(i)) for i, n in enumerate(self._physical)}
+                        )
+
+    def _csv_type(self, name: str) -> pa.DataType:
+        t = self._types[name]
+        if name in self._as_text or pa.types.is_binary(t):
+            return pa.string()
+        return t
+
+    def _from_csv(self, name: str, column: pa.Array) -> pa.Array:
+        t = self._types[name]
+        if name in self._as_text:
+            return column.cast(pa.timestamp("us")).cast(t) if pa.types.is_timestamp(t) else column.cast(t)
+        if pa.types.is_binary(t):
+            return pa.array([None if v is None else bytes.fromhex(v[2:]) for v in column.to_pylist()], t)
+        return column
+
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         yield from self.pages()
 
@@ -222,6 +291,36 @@ class SqlPageSource(ConnectorPageSource):
                 self._conn.close()
             finally:
                 self._conn = None
+
+
+class _CopyStream(io.RawIOBase):
+    """A readable file over the chunks of a psycopg ``COPY ... TO STDOUT`` (what Arrow's CSV reader reads)."""
+
+    def __init__(self, copy: Any) -> None:
+        self._chunks = iter(copy)
+        self._rest = memoryview(b"")
+
+    def readable(self) -> bool:
+        return True
+
+    def at_end(self) -> bool:
+        while not self._rest:
+            chunk = next(self._chunks, None)
+            if chunk is None:
+                return True
+            self._rest = memoryview(chunk)
+        return False
+
+    def readinto(self, buffer: Any) -> int:
+        """Fills ``buffer`` as far as the COPY goes (a short read would make Arrow cut a block there: COPY sends
+        a message per row)."""
+        filled, size = 0, len(buffer)
+        while filled < size and not self.at_end():
+            n = min(size - filled, len(self._rest))
+            buffer[filled : filled + n] = self._rest[:n]
+            self._rest = self._rest[n:]
+            filled += n
+        return filled
 
 
 # ---- index lookups: a MERGE's target rows by key, in the task that joins a share of the source ---------------
@@ -255,8 +354,9 @@ class SqlIndex(ConnectorIndex):
         self._cfg, self._h, self._columns = cfg, h, columns
 
     def lookup(self, keys: pa.Table) -> ConnectorPageSource:
-        values = keys.column(0).combine_chunks().cast(self._h.column(self._h.key[0]).type).to_pylist()
-        splits = key_splits(self._cfg, self._h.key[0], values)
+        key = self._h.column(self._h.key[0])
+        values = keys.column(0).combine_chunks().cast(key.type).to_pylist()
+        splits = key_splits(self._cfg, key.name, key.db_type, values)
         return _Sources([SqlPageSource(self._cfg, self._h, s, self._columns) for s in splits])
 
 
