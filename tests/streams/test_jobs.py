@@ -129,6 +129,35 @@ def test_duplicate_keys_within_a_batch_follow_the_job_policy(spark, tmp_path: Pa
         engine.close()
 
 
+@pytest.mark.parametrize("where", ["driver", "spark"])
+def test_the_error_policy_finds_a_duplicate_key_on_the_driver_and_in_spark_alike(
+    spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """Small batches check their keys on the driver (Arrow), large ones by a Spark GROUP BY: same answer."""
+    from mergekit.execution import streaming_jobs
+
+    if where == "spark":
+        monkeypatch.setattr(streaming_jobs, "DRIVER_KEY_CHECK_MAX", 0)
+    engine = _engine(spark, tmp_path)
+    try:
+        _setup(engine)
+        engine.execute(MERGE_JOB.format(name="e", options="", target="target"))
+        engine.execute(f"INSERT INTO events VALUES {_values(BATCHES[0])}")  # unique keys: applied
+        engine.execute("RUN STREAMING JOB e")
+        _apply_by_hand(engine, BATCHES[0])
+        assert _rows(engine, "target") == _rows(engine, "by_hand")
+        # key 4 twice, in two commits of one batch
+        engine.execute(f"INSERT INTO events VALUES {_values([('10:04:00', 4, 1)])}")
+        engine.execute(f"INSERT INTO events VALUES {_values([('10:05:00', 7, 1), ('10:06:00', 4, 2)])}")
+        with pytest.raises(MergekitError) as caught:
+            engine.execute("RUN STREAMING JOB e")
+        assert caught.value.code is ErrorCode.MERGE_TARGET_ROW_MULTIPLE_MATCHES
+        assert "k=4" in caught.value.message and "2 source rows" in caught.value.message
+        assert _rows(engine, "target") == _rows(engine, "by_hand")  # nothing of the failed batch
+    finally:
+        engine.close()
+
+
 def test_job_statements_and_refusals(spark, tmp_path: Path) -> None:
     engine = _engine(spark, tmp_path)
     engine.add_catalog("mem", {"connector": "memory"})
