@@ -276,8 +276,12 @@ def _has_duplicate_keys(source: DataFrame, cols: list[str], rows: int) -> bool:
     exact = (T.IntegralType, T.DateType, T.BooleanType, T.TimestampType, T.TimestampNTZType, T.StringType)
     types = {f.name: f.dataType for f in source.schema.fields}
     if rows <= DRIVER_KEY_CHECK_MAX and all(isinstance(types[c], exact) and binary_collation(types[c]) for c in cols):
-        keys = source.select(*cols).toArrow()
-        return keys.group_by(cols, use_threads=False).aggregate([([], "count_all")]).num_rows < keys.num_rows
+        try:
+            keys = source.select(*cols).toArrow()
+        except Exception:  # e.g. beyond spark.driver.maxResultSize (long string keys): group them in Spark
+            keys = None
+        if keys is not None:
+            return keys.group_by(cols, use_threads=False).aggregate([([], "count_all")]).num_rows < keys.num_rows
     return source.groupBy(*cols).count().where("count > 1").limit(1).count() > 0
 
 
