@@ -41,6 +41,7 @@ from mergekit.spi import (
 )
 
 from .arrow_eval import JoinedRows, LookupProgram, evaluate_cases, value_family
+from .lengths import bounded_columns
 from .merge_rows import q
 from .pipeline import WRITER_OUTPUT, DmlStats, MergeWriter, gather, merge_page_schema, row_change_processor
 from .scan import conform_page
@@ -212,6 +213,7 @@ def run_lookup_merge(
         plan.duplicate_check,
         merge_page_schema(plan),
         row_change_processor(plan),
+        bounded_columns(plan.target.columns),
     )
     task = _LookupMerge(
         program=program,

@@ -43,6 +43,7 @@ from mergekit.spi import (
 )
 
 from .layout import CASE, CHANGES, INSERT_FROM_UPDATE, MERGE_CASE, OLD_PREFIX, OP, ROW_ID, SEQ, UID, UNCHANGED
+from .lengths import Bounded, bounded_columns, fit_page
 from .merge_rows import q
 from .processors import ChangeOnlyUpdatedColumnsMergeProcessor, DeleteAndInsertMergeProcessor, RowChangeProcessor
 
@@ -155,6 +156,7 @@ class MergeWriter:
     check_duplicates: bool
     page_schema: pa.Schema
     processor: RowChangeProcessor | None = None  # set when processing is fused into the writer
+    bounds: tuple[Bounded, ...] = ()  # VARCHAR(n) / CHAR(n) columns: values are fitted before the sink sees them
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
@@ -179,6 +181,7 @@ class MergeWriter:
                 unchanged += same
                 if not batch.num_rows:
                     continue
+                batch = fit_page(batch, self.bounds, OP, str(self.session.properties.get("statement", "")))
                 if sink is None:
                     sink = self.provider.create_merge_sink(
                         session=self.session, merge_handle=self.merge_handle, sink_id=sink_id
@@ -310,6 +313,7 @@ def run_merge_pipeline(
     processor = row_change_processor(plan)
     data_columns = tuple(c.name for c in plan.target.columns)
     page_schema = merge_page_schema(plan)
+    bounds = bounded_columns(plan.target.columns)
     needs_shuffle = (
         (plan.duplicate_check and not colocated)
         or plan.target.insert_layout is not None
@@ -319,7 +323,9 @@ def run_merge_pipeline(
         processed = rows.mapInArrow(ProcessPages(processor), _processed_schema(rows, plan))
         partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "2")
         routed = processed.repartition(partitions, F.expr(redistribution(plan)))
-        writer = MergeWriter(provider, session, merge_handle, data_columns, plan.duplicate_check, page_schema)
+        writer = MergeWriter(
+            provider, session, merge_handle, data_columns, plan.duplicate_check, page_schema, bounds=bounds
+        )
         out = routed.mapInArrow(writer, WRITER_OUTPUT)
     else:
         # no routing: the sequence number (and, with no duplicate check, the target row's uid) would only be
@@ -327,7 +333,7 @@ def run_merge_pipeline(
         unused = [SEQ] if plan.duplicate_check else [SEQ, UID]
         rows = rows.drop(*[c for c in unused if c in rows.columns])
         writer = MergeWriter(
-            provider, session, merge_handle, data_columns, plan.duplicate_check, page_schema, processor
+            provider, session, merge_handle, data_columns, plan.duplicate_check, page_schema, processor, bounds
         )
         out = rows.mapInArrow(writer, WRITER_OUTPUT)
     return gather(_collect(spark, out, colocated))

@@ -49,6 +49,7 @@ from mergekit.spi import (
 
 from .context import StatementContext
 from .errors import translate_error
+from .lengths import Bounded, bounded_columns, fit
 from .row_eval import MULTIPLE_ROWS_MESSAGE, Compiled, Lookup, RowCompiler, Unsupported, assign, column_of, mask_of
 from .scan import conform_page
 
@@ -319,7 +320,7 @@ def plan_row_level(ctx: StatementContext, st: msql.Statement, plan: MergePlan, t
             if expr is None:
                 continue
             name = (column.type_name or "").lower()
-            if name.startswith(("char", "varchar(")):
+            if name.startswith("char"):  # VARCHAR(n) values are fitted in the task (.lengths)
                 raise _refuse(kind, f"an assignment to the {column.type_name} column {column.name}")
             updated.append(handle)
             values.append(lower(expr, f"SET {column.name} ="))
@@ -496,6 +497,7 @@ class _RowLevelTask:
     row_id: str
     updated: tuple[str, ...]  # empty: a DELETE
     program: _Program
+    bounds: tuple[Bounded, ...] = ()  # the updated VARCHAR(n) / CHAR(n) columns (:mod:`.lengths`)
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -555,7 +557,8 @@ class _RowLevelTask:
             value = assign(compiled.fn(page), m, compiled.type, arrow_type)
             if not_null is not None and value.null_count:
                 raise MergekitError(ErrorCode.CONSTRAINT_VIOLATION, not_null_violation(not_null))
-            arrays.append(value)
+            bound = next((b for b in self.bounds if b.column == _name), None)
+            arrays.append(value if bound is None else fit(value, bound, "UPDATE"))
         if program.checks:
             new_rows = page
             for name, value in zip(self.updated, arrays, strict=True):
@@ -656,6 +659,7 @@ def _run_tasks(
         row_id=row_id.name,
         updated=tuple(c.name for c in planned.updated),
         program=program,
+        bounds=bounded_columns(c for c in planned.plan.target.columns if c.name in {u.name for u in planned.updated}),
     )
     payloads = [(cloudpickle.dumps(s),) for s in splits]
     rdd = ctx.spark.sparkContext.parallelize(payloads, numSlices=len(payloads))  # one task per split
