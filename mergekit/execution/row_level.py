@@ -551,13 +551,13 @@ class _RowLevelTask:
             return page.num_rows
         m = page.num_rows
         arrays = []
-        for _name, compiled, arrow_type, not_null in zip(
+        for name, compiled, arrow_type, not_null in zip(
             self.updated, program.values, program.value_types, program.not_null, strict=True
         ):
             value = assign(compiled.fn(page), m, compiled.type, arrow_type)
             if not_null is not None and value.null_count:
                 raise MergekitError(ErrorCode.CONSTRAINT_VIOLATION, not_null_violation(not_null))
-            bound = next((b for b in self.bounds if b.column == _name), None)
+            bound = next((b for b in self.bounds if b.column == name), None)
             arrays.append(value if bound is None else fit(value, bound, "UPDATE"))
         if program.checks:
             new_rows = page

@@ -191,6 +191,7 @@ from ._properties import PROPERTY_TYPES, PropertyMetadata
 from ._read import (
     ALL,
     AntiJoin,
+    ChainedPageSource,
     ConnectorIndex,
     ConnectorIndexHandle,
     ConnectorIndexProvider,
@@ -316,6 +317,7 @@ __all__ = [
     # ---- reads: splits and page sources (executors), native scans, indexes ----
     "ALL",
     "AntiJoin",
+    "ChainedPageSource",
     "ConnectorIndex",
     "ConnectorIndexHandle",
     "ConnectorIndexProvider",

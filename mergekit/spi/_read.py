@@ -119,6 +119,24 @@ class ConnectorPageSource(abc.ABC):
         nothing to release."""
 
 
+class ChainedPageSource(ConnectorPageSource):
+    """The pages of several page sources, one after the other; each is closed once it is read (or fails).
+
+    For a connector whose one request reads several splits' worth of rows, e.g. ``ConnectorIndex.lookup``
+    answering many keys through several reads. Sources not reached are never opened: their ``close`` is not
+    called, so they must open files and connections lazily, in ``__iter__``."""
+
+    def __init__(self, sources: Sequence[ConnectorPageSource]) -> None:
+        self._sources = list(sources)
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        for source in self._sources:
+            try:
+                yield from source
+            finally:
+                source.close()
+
+
 class ConnectorPageSourceProvider(abc.ABC):
     """Must be picklable: the engine ships it to executors.
 

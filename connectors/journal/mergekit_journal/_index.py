@@ -9,13 +9,14 @@ keys goes through the driver, and the target rows never leave the task that join
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
 
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import (
+    ChainedPageSource,
     ColumnHandle,
     ConnectorIndex,
     ConnectorIndexProvider,
@@ -59,18 +60,6 @@ class JournalIndex(ConnectorIndex):
         spec = self._handle.table_handle.spec
         values = keys.column(0).combine_chunks()
         splits = keyed_splits(self._warehouse, spec, self._handle.files, values) if len(values) else []
-        return _Lookup(
+        return ChainedPageSource(
             [JournalPageSource(self._warehouse, s, self._handle.table_handle, self._columns) for s in splits]
         )
-
-
-class _Lookup(ConnectorPageSource):
-    def __init__(self, sources: list[JournalPageSource]) -> None:
-        self._sources = sources
-
-    def __iter__(self) -> Iterator[pa.RecordBatch]:
-        for source in self._sources:
-            try:
-                yield from source
-            finally:
-                source.close()

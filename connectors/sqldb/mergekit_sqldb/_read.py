@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from mergekit.spi import (
+    ChainedPageSource,
     ColumnHandle,
     ConnectorIndex,
     ConnectorIndexHandle,
@@ -357,16 +358,4 @@ class SqlIndex(ConnectorIndex):
         key = self._h.column(self._h.key[0])
         values = keys.column(0).combine_chunks().cast(key.type).to_pylist()
         splits = key_splits(self._cfg, key.name, key.db_type, values)
-        return _Sources([SqlPageSource(self._cfg, self._h, s, self._columns) for s in splits])
-
-
-class _Sources(ConnectorPageSource):
-    def __init__(self, sources: list[SqlPageSource]) -> None:
-        self._sources = sources
-
-    def __iter__(self) -> Iterator[pa.RecordBatch]:
-        for source in self._sources:
-            try:
-                yield from source
-            finally:
-                source.close()
+        return ChainedPageSource([SqlPageSource(self._cfg, self._h, s, self._columns) for s in splits])
