@@ -19,17 +19,24 @@ import pyarrow as pa
 
 from mergekit import sql as msql
 from mergekit.errors import ErrorCode, MergekitError
-from mergekit.execution.append import DriverAppend, check_arrow, driver_append_plan, run_driver_append
+from mergekit.execution.append import (
+    DriverAppend,
+    arrow_zones,
+    check_arrow,
+    driver_append_plan,
+    run_driver_append,
+)
 from mergekit.execution.context import StatementContext
 from mergekit.execution.continuous import StreamHandle
 from mergekit.execution.ddl import DDL_STATEMENTS
 from mergekit.execution.errors import translate_error
 from mergekit.execution.query import explain, run_query
-from mergekit.execution.session import applied_conf, local_session, python_for_workers
+from mergekit.execution.session import applied_conf, local_session, python_for_workers, session_time_zone
 from mergekit.execution.session_statements import SESSION_STATEMENTS
 from mergekit.execution.statement import run_dml
 from mergekit.execution.streaming_jobs import JobStore
 from mergekit.execution.streams import create_stream
+from mergekit.execution.user_frames import UserFrame
 from mergekit.execution.views import expand_statement_views
 from mergekit.metadata import Catalogs, connector_from_spec, default_connector
 from mergekit.planner import check_session_property
@@ -85,7 +92,7 @@ class Engine:
         # the session's configuration stays the caller's: mergekit's settings apply per statement (applied_conf)
         self._python_exec = python_for_workers(self.spark)
         self._catalogs = Catalogs(default_catalog=default_catalog, default_schema=default_schema)
-        self._dataframes: dict[str, DataFrame] = {}
+        self._dataframes: dict[str, UserFrame] = {}
         self._live_views: set[str] = set()
         self._lock = threading.RLock()
         self._session_properties: dict[str, str] = {}  # SET SESSION (mergekit.planner.session)
@@ -224,7 +231,8 @@ class Engine:
             return done
         view = f"mk_arrow_{next(_source_ids)}"
         columns = ", ".join('"' + c.replace('"', '""') + '"' for c in arrow.column_names)
-        self.register_dataframe(view, self.spark.createDataFrame(arrow))
+        # an Arrow timestamp with a zone is that zone's wall clock; one without is the session's (arrow_zones)
+        self._dataframes[view] = UserFrame(self.spark.createDataFrame(arrow), arrow_zones(arrow.schema))
         try:
             result = self.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM {view}")
         finally:
@@ -239,8 +247,10 @@ class Engine:
         return MergeBuilder(self, target, source, on, source_alias, target_alias)
 
     def register_dataframe(self, name: str, df: DataFrame) -> None:
-        """Make a DataFrame readable by name in statements (for sources that are not catalog tables)."""
-        self._dataframes[name.lower()] = df
+        """Make a DataFrame readable by name in statements (for sources that are not catalog tables). Its values
+        mean what the Spark session shows for them: timestamps in the session's time zone (docs/quickstart.md,
+        "Time zones")."""
+        self._dataframes[name.lower()] = UserFrame(df)
 
     def unregister_dataframe(self, name: str) -> None:
         self._dataframes.pop(name.lower(), None)
@@ -251,6 +261,7 @@ class Engine:
         stream: bool = False,
         overrides: Mapping[str, str] | None = None,
         connector_properties: Mapping[str, Any] | None = None,
+        user_zone: str | None = None,
     ) -> StatementContext:
         return StatementContext(
             self.spark,
@@ -261,6 +272,7 @@ class Engine:
             session_properties=self._session_properties,
             overrides=overrides,
             connector_properties=connector_properties,
+            user_zone=user_zone,
         )
 
     @contextmanager
@@ -270,8 +282,11 @@ class Engine:
         stream: bool = False,
         overrides: Mapping[str, str] | None = None,
         connector_properties: Mapping[str, Any] | None = None,
+        user_zone: str | None = None,
     ) -> Iterator[StatementContext]:
-        ctx = self._context(stream=stream, overrides=overrides, connector_properties=connector_properties)
+        ctx = self._context(
+            stream=stream, overrides=overrides, connector_properties=connector_properties, user_zone=user_zone
+        )
         try:
             yield ctx
         finally:
@@ -306,17 +321,20 @@ class Engine:
     ) -> _T:
         """``fn(ctx)`` as one statement: under the engine's lock and mergekit's Spark settings, its views dropped
         at the end, any failure a :class:`MergekitError`."""
-        with (
-            self._lock,
-            applied_conf(self.spark, self._python_exec),
-            self._statement(stream=stream, overrides=overrides, connector_properties=connector_properties) as ctx,
-        ):
-            try:
-                return fn(ctx)
-            except MergekitError:
-                raise
-            except Exception as exc:  # Spark, py4j, worker failures
-                raise translate_error(exc) from exc
+        with self._lock:
+            user_zone = session_time_zone(self.spark)  # before mergekit's settings replace the caller's
+            with (
+                applied_conf(self.spark, self._python_exec),
+                self._statement(
+                    stream=stream, overrides=overrides, connector_properties=connector_properties, user_zone=user_zone
+                ) as ctx,
+            ):
+                try:
+                    return fn(ctx)
+                except MergekitError:
+                    raise
+                except Exception as exc:  # Spark, py4j, worker failures
+                    raise translate_error(exc) from exc
 
 
 class MergeBuilder:

@@ -10,7 +10,8 @@ fast: a commit costs the connector's write and its catalog transaction, not a Sp
 
 Anything the engine would evaluate in Spark is left to the ordinary INSERT (:func:`driver_append_plan` says why):
 a CHECK constraint, a column DEFAULT for an omitted column, a bounded ``varchar(n)`` / ``char(n)`` column, a type
-that needs a conversion other than a lossless widening, a connector that routes inserted rows (an insert layout).
+that needs a conversion other than an integer's (range-checked), a float's widening or a timestamp's (time zones
+read as the caller's session would: :func:`_timestamps`), a connector that routes inserted rows (an insert layout).
 The caller then runs ``INSERT INTO t (columns) SELECT columns FROM <the data as a DataFrame>``: same rows, same
 errors, with a Spark job.
 """
@@ -22,6 +23,7 @@ from collections.abc import Sequence
 
 import attrs
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from mergekit import sql as msql
 from mergekit.errors import ErrorCode, MergekitError
@@ -34,7 +36,7 @@ from .context import StatementContext
 from .errors import translate_error
 from .statement import resolve_target
 
-__all__ = ["DriverAppend", "check_arrow", "driver_append_plan", "insert_columns", "run_driver_append"]
+__all__ = ["DriverAppend", "arrow_zones", "check_arrow", "driver_append_plan", "insert_columns", "run_driver_append"]
 
 _BOUNDED = re.compile(r"^\s*(var)?char\s*\(", re.IGNORECASE)
 
@@ -71,20 +73,57 @@ def insert_columns(data: pa.Table, target: TargetTable) -> list[tuple[str, str]]
     return pairs
 
 
-def _lossless(source: pa.DataType, target: pa.DataType) -> bool:
-    """Does every value of ``source`` convert to ``target`` unchanged (as Spark's store assignment would)?"""
+def _convertible(source: pa.DataType, target: pa.DataType) -> bool:
+    """Does every value of ``source`` become a ``target`` value here as the INSERT would make it (or fail as it
+    would)? Integers narrow with a range check (Trino's store assignment), timestamps by :func:`_timestamps`."""
     if source == target or pa.types.is_null(source):
         return True
-    if pa.types.is_signed_integer(source) and pa.types.is_signed_integer(target):
-        return source.bit_width <= target.bit_width
+    if pa.types.is_integer(source) and pa.types.is_signed_integer(target):
+        return True
     if pa.types.is_floating(source) and pa.types.is_floating(target):
         return source.bit_width <= target.bit_width
     if pa.types.is_timestamp(source) and pa.types.is_timestamp(target):
-        # the same instants: statements run with the UTC session time zone, where Spark keeps a timestamp's
-        # microseconds whatever the zones say (a naive value is read as UTC)
-        return source.unit == target.unit
+        return True
     strings = (pa.types.is_string, pa.types.is_large_string)
     return any(f(source) for f in strings) and any(f(target) for f in strings)
+
+
+_INTEGER_NAMES = {8: "tinyint", 16: "smallint", 32: "integer", 64: "bigint"}
+
+
+def _integers(values: pa.Array, target: pa.DataType, column: str) -> pa.Array:
+    """Integers into a narrower integer column: every value in range, or NUMERIC_VALUE_OUT_OF_RANGE naming the
+    first that is not (Trino's ``Out of range for integer: 3000000000``); nothing is written then."""
+    try:
+        return values.cast(target)  # a safe cast: refuses a value out of range
+    except pa.ArrowInvalid:
+        low, high = -(2 ** (target.bit_width - 1)), 2 ** (target.bit_width - 1) - 1
+        bad = next(v for v in values.to_pylist() if v is not None and not low <= v <= high)  # the error path only
+        raise MergekitError(
+            ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE,
+            f"Out of range for {_INTEGER_NAMES[target.bit_width]}: {bad} (column {column})",
+        ) from None
+
+
+def _timestamps(values: pa.Array, target: pa.DataType, user_zone: str | None) -> pa.Array:
+    """Arrow timestamps as the table's: a value with a zone into a ``timestamp`` column keeps its wall clock in that
+    zone (Trino's cast); one without a zone into a ``timestamp with time zone`` column is the wall clock of the
+    caller's session zone (as the caller's Spark session reads it); otherwise the value as it is."""
+    source = values.type
+    if source.tz is not None and target.tz is None:
+        values = pc.local_timestamp(values)
+    elif source.tz is None and target.tz is not None:
+        values = pc.assume_timezone(values, user_zone or "UTC", ambiguous="earliest", nonexistent="earliest")
+    return values.cast(target)
+
+
+def arrow_zones(schema: pa.Schema) -> dict[str, str | None]:
+    """The zone of each Arrow timestamp column that has one (its values are that zone's wall clocks)."""
+    return {f.name: _zone(f.type.tz) for f in schema if pa.types.is_timestamp(f.type) and f.type.tz is not None}
+
+
+def _zone(tz: str) -> str | None:
+    return None if tz.upper() in ("UTC", "Z", "+00:00", "ETC/UTC", "GMT") else tz
 
 
 def driver_append_plan(ctx: StatementContext, name: msql.QualifiedName, data: pa.Table) -> DriverAppend | str:
@@ -102,19 +141,24 @@ def driver_append_plan(ctx: StatementContext, name: msql.QualifiedName, data: pa
             return f"column {column.name} takes its DEFAULT"
         if _BOUNDED.match(column.type_name or ""):
             return f"column {column.name} is {column.type_name}"
-        if source is not None and not _lossless(data.schema.field(source).type, column.type):
+        if source is not None and not _convertible(data.schema.field(source).type, column.type):
             return f"column {column.name} needs a conversion from {data.schema.field(source).type}"
         sources.append(source)
     return DriverAppend(table=table, target=target, sources=tuple(sources))
 
 
-def _page(plan: DriverAppend, data: pa.Table) -> pa.RecordBatch:
+def _page(plan: DriverAppend, data: pa.Table, user_zone: str | None) -> pa.RecordBatch:
     """The INSERT merge page: the table's columns, then operation, case number 0 and a NULL row id."""
     n = data.num_rows
     columns: list[pa.Array] = []
     for column, source in zip(plan.target.columns, plan.sources, strict=True):
         values = data.column(source).combine_chunks() if source is not None else pa.nulls(n, column.type)
-        values = values.cast(column.type)
+        if pa.types.is_timestamp(values.type) and pa.types.is_timestamp(column.type):
+            values = _timestamps(values, column.type, user_zone)
+        elif pa.types.is_integer(values.type) and values.type != column.type:
+            values = _integers(values, column.type, column.name)
+        else:
+            values = values.cast(column.type)
         if not column.nullable and values.null_count:
             raise MergekitError(ErrorCode.CONSTRAINT_VIOLATION, not_null_violation(column.name))
         columns.append(values)
@@ -131,7 +175,7 @@ def run_driver_append(ctx: StatementContext, plan: DriverAppend, data: pa.Table)
     table = plan.table
     session = ctx.session(table.catalog)
     session = attrs.evolve(session, properties={**session.properties, "statement": "INSERT"})
-    page = _page(plan, data)  # NOT NULL is checked before anything begins
+    page = _page(plan, data, ctx.user_zone)  # NOT NULL and value ranges are checked before anything begins
     metadata = table.connector.get_metadata()
     merge_handle = metadata.begin_merge(session=session, table_handle=table.handle, update_case_columns={})
     try:

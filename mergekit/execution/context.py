@@ -14,7 +14,7 @@ from mergekit.metadata import Catalogs, ResolvedTable, version_of
 from mergekit.spi import ColumnHandle, ConnectorSession, Constraint, TableVersion, sql_type_name
 
 from .scan import scan_table
-from .types import trino_name
+from .user_frames import UserFrame, frame_schema, in_callers_zone
 
 __all__ = ["StatementContext", "view_name"]
 
@@ -37,14 +37,17 @@ class StatementContext:
         spark: SparkSession,
         catalogs: Catalogs,
         *,
-        dataframes: Mapping[str, DataFrame] | None = None,
+        dataframes: Mapping[str, UserFrame] | None = None,
         live_views: set[str] | None = None,
         stream: bool = False,
         session_properties: dict[str, str] | None = None,
         overrides: Mapping[str, str] | None = None,
         connector_properties: Mapping[str, Any] | None = None,
+        user_zone: str | None = None,
     ) -> None:
         self.spark = spark
+        # the zone of the caller's Spark session (None: UTC): what its DataFrames' timestamps are shown in
+        self.user_zone = user_zone
         # put in every ConnectorSession of the statement (a streaming job's JobBatch, mergekit.spi._jobs)
         self.connector_properties = dict(connector_properties or {})
         # SET SESSION values: the engine's (SET/RESET SESSION change them), and this statement's in effect
@@ -100,9 +103,9 @@ class StatementContext:
                 continue
             df_name = ".".join(ref.name.parts)
             if df_name in self.dataframes and ref.version is None:
-                df = self.dataframes[df_name]
-                self.views[ref] = self.new_view(df, "df")
-                self.schema[self.views[ref]] = {f.name: trino_name(f.dataType) for f in df.schema.fields}
+                frame = self.dataframes[df_name]  # the caller's: read as the caller's session shows it (user_frames)
+                self.views[ref] = self.new_view(in_callers_zone(self.spark, frame.df, self.user_zone), "df")
+                self.schema[self.views[ref]] = frame_schema(frame, self.user_zone)
                 continue
             changes = (ref.changes_from, ref.changes_to) if ref.changes_from is not None else None
             table = self.resolved.get(ref) or self.resolve(ref.name, version=version_of(ref), changes=changes)

@@ -45,6 +45,7 @@ from .lengths import bounded_columns
 from .merge_rows import q
 from .pipeline import WRITER_OUTPUT, DmlStats, MergeWriter, gather, merge_page_schema, row_change_processor
 from .scan import conform_page
+from .session import statement_tasks
 
 __all__ = ["run_lookup_merge", "KEY", "arrow_join_type", "binary_collation", "bucket_expr", "sorted_distinct"]
 
@@ -194,7 +195,7 @@ def run_lookup_merge(
     the type both sides are compared in). Returns every sink's fragments and counts, as ``run_merge_pipeline``."""
     from pyspark.sql.pandas.types import to_arrow_type
 
-    partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "2")
+    partitions = statement_tasks(spark)  # the machine's parallelism, not the session's shuffle setting
     bucketing = bucket_expr(partition_points, key_range, partitions)
     if bucketing is not None:
         expr, ranges = bucketing

@@ -27,7 +27,7 @@ from mergekit.sql import Expression
 from .layout import CASE, OLD_PREFIX, OP, ROW_ID, SEQ, UID, UNCHANGED
 from .types import coercible, spark_sql_type, trino_name
 
-__all__ = ["MergeQueryBuilder", "check_types", "q"]
+__all__ = ["MergeQueryBuilder", "SRC", "check_types", "q"]
 
 MR = "$mr"
 PRESENT = "$present"
@@ -35,6 +35,14 @@ SPRESENT = "$spresent"
 SRC = "$src"
 NEVER = "$never"
 SID = "$sid"  # a source row's number, with merge_duplicate_source
+
+
+# The Trino type a value for a column of each temporal Spark type is cast to (microseconds, as Spark keeps them).
+_TEMPORAL: dict[type, str] = {
+    T.DateType: "date",
+    T.TimestampNTZType: "timestamp(6)",
+    T.TimestampType: "timestamp(6) with time zone",
+}
 
 
 def q(name: str) -> str:
@@ -62,6 +70,8 @@ class MergeQueryBuilder:
     target_view: str | None
     source_from: str | None = None  # Spark SQL FROM item for the source (no alias)
     source_columns: tuple[str, ...] = ()  # INSERT: names given to source columns by position
+    # INSERT: per source column, the zone of its timestamp values when not UTC (a user's DataFrame's session zone)
+    source_zones: tuple[str | None, ...] = ()
     computed: tuple[tuple[str, str], ...] = ()  # (name, Spark SQL over the new column values): ComputedColumn
     # CHECK constraints: (message, Spark SQL over the new column values), guarded on INSERT and UPDATE rows
     checks: tuple[tuple[str, str], ...] = ()
@@ -185,11 +195,29 @@ class MergeQueryBuilder:
         expr = case.values[index]
         return self.render(expr) if expr is not None else None
 
+    def _temporal_value(self, case: PlannedCase, index: int, target_type: T.DataType) -> str | None:
+        """The case's value for a DATE / TIMESTAMP / TIMESTAMP WITH TIME ZONE column through Trino's CAST, which
+        reads a value's time zone (``CAST(TIMESTAMP '... +02:00' AS TIMESTAMP)`` keeps 12:00, a user's DataFrame
+        timestamp its session's wall clock); None when the plain CAST below is the same."""
+        trino = _TEMPORAL.get(type(target_type))
+        if trino is None:
+            return None
+        if self.plan.join is JoinKind.SOURCE:
+            column = self.plan.target.columns[index].name
+            if column not in case.set_columns:
+                return None
+            position = case.set_columns.index(column)
+            if position >= len(self.source_zones) or self.source_zones[position] is None:
+                return None
+            return self.render(Expression.column(SRC, self.source_columns[position]).cast_to(trino))
+        expr = case.values[index]
+        return self.render(expr.cast_to(trino)) if expr is not None and not expr.is_null_literal else None
+
     def value(self, case: PlannedCase, index: int, value_types: Mapping[tuple[int, int], T.DataType]) -> str:
         column = self.plan.target.columns[index]
         target_type = self.column_types[column.name]
         type_sql = spark_sql_type(target_type)
-        raw = self.raw_value(case, index)
+        raw = self._temporal_value(case, index, target_type) or self.raw_value(case, index)
         if raw is None:
             if case.keeps_unassigned and self._has_target():
                 return self._target_ref(column.name)

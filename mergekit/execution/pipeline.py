@@ -321,8 +321,9 @@ def run_merge_pipeline(
     )
     if needs_shuffle:
         processed = rows.mapInArrow(ProcessPages(processor), _processed_schema(rows, plan))
-        partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "2")
-        routed = processed.repartition(partitions, F.expr(redistribution(plan)))
+        # no task count: adaptive execution sizes the writer stage by the rows it gets (one task for a 1-row
+        # MERGE, whatever the session's spark.sql.shuffle.partitions says)
+        routed = processed.repartition(F.expr(redistribution(plan)))
         writer = MergeWriter(
             provider, session, merge_handle, data_columns, plan.duplicate_check, page_schema, bounds=bounds
         )

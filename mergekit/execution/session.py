@@ -22,7 +22,15 @@ from mergekit.errors import ErrorCode, MergekitError
 # pyspark logs every failed query (with the Java stack) before raising it; mergekit reports errors itself.
 logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL + 1)
 
-__all__ = ["local_session", "applied_conf", "python_for_workers", "probe_workers", "REQUIRED_CONF"]
+__all__ = [
+    "local_session",
+    "applied_conf",
+    "python_for_workers",
+    "probe_workers",
+    "session_time_zone",
+    "statement_tasks",
+    "REQUIRED_CONF",
+]
 
 # Settings mergekit relies on for Trino semantics: ANSI arithmetic (overflow and division by zero are
 # errors), UTC session time zone, case-insensitive identifiers.
@@ -30,6 +38,10 @@ REQUIRED_CONF: Mapping[str, str] = {
     "spark.sql.ansi.enabled": "true",
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.caseSensitive": "false",
+    # a statement's task count follows its data (shuffles coalesced by adaptive execution), not the session's
+    # spark.sql.shuffle.partitions (Spark's default, 200, made every 1-row MERGE run 200 writer tasks)
+    "spark.sql.adaptive.enabled": "true",
+    "spark.sql.adaptive.coalescePartitions.enabled": "true",
 }
 
 # Optimizer rules mergekit turns off (added to the session's own ``spark.sql.optimizer.excludedRules``).
@@ -124,6 +136,27 @@ def applied_conf(spark: SparkSession, python_exec: str | None = None) -> Iterato
                     conf.set(key, old)
             except Exception:  # the session was stopped meanwhile: nothing left to restore
                 pass
+
+
+def statement_tasks(spark: SparkSession) -> int:
+    """How many tasks a statement's own stages (index lookups) use: the cluster's cores, at least two."""
+    return max(2, spark.sparkContext.defaultParallelism)
+
+
+def session_time_zone(spark: SparkSession) -> str | None:
+    """The zone the caller's session shows timestamps in (``spark.sql.session.timeZone``, by default the JVM's zone),
+    or None for UTC: the zone values crossing from the caller's DataFrames are read in (docs/quickstart.md)."""
+    try:
+        zone = spark.conf.get(_TIME_ZONE_KEY)  # without a default: Spark's own (the JVM's zone) when unset
+    except Exception:  # a stopped session: nothing crosses from it
+        return None
+    if zone is None or zone.strip().upper() in _UTC_NAMES:
+        return None
+    return zone.strip()
+
+
+_TIME_ZONE_KEY = "spark.sql.session.timeZone"
+_UTC_NAMES = frozenset({"UTC", "Z", "GMT", "UT", "ETC/UTC", "ETC/GMT", "UCT", "ETC/UCT", "ZULU", "UNIVERSAL", "+00:00"})
 
 
 def _same_interpreter(python: str, env_path: str | None = None) -> bool:

@@ -61,7 +61,7 @@ from .errors import translate_error
 from .estimates import estimate_source_keys, source_key_values
 from .evolution import merge_added_columns
 from .lookup import KEY, arrow_join_type, binary_collation, run_lookup_merge
-from .merge_rows import MergeQueryBuilder, check_types, q
+from .merge_rows import SRC, MergeQueryBuilder, check_types, q
 from .pipeline import DmlStats, run_merge_pipeline
 from .row_level import (
     MERGE_NEEDS_MERGE_SPI,
@@ -207,6 +207,17 @@ def _source(ctx: StatementContext, relation: msql.Relation) -> tuple[str, list[T
     return source_from, list(ctx.spark.sql(probe).schema.fields)
 
 
+def _zones(
+    source: msql.Query | msql.Relation, fields: Sequence[T.StructField], ctx: StatementContext
+) -> tuple[str | None, ...]:
+    """The zone of each source column's timestamps (a user's DataFrame's session zone; None: UTC), as the SQL layer
+    types the source; a source it cannot type has none."""
+    zones = source.output_zones(tables=ctx.views, schema=ctx.schema)
+    if zones is None or len(zones) != len(fields):
+        return (None,) * len(fields)
+    return zones
+
+
 def _builder(
     ctx: StatementContext,
     plan: MergePlan,
@@ -220,6 +231,7 @@ def _builder(
     schema[plan.target_alias] = {c.name: c.type_name or sql_type_name(c.type) for c in plan.target.columns}
     source_from = None
     source_columns: tuple[str, ...] = ()
+    source_zones: tuple[str | None, ...] = ()
     if plan.join is JoinKind.SOURCE:
         assert isinstance(plan.source, msql.Query)
         source_from = ctx.render(plan.source)
@@ -231,11 +243,19 @@ def _builder(
                 f"Insert query has mismatched column types: the table has {expected} columns, the query {len(fields)}",
             )
         source_columns = tuple(f"c{i}" for i in range(len(fields)))
+        source_zones = _zones(plan.source, fields, ctx)
+        schema[SRC] = {
+            name: msql.zoned_type_text(trino_name(f.dataType), zone)
+            for name, f, zone in zip(source_columns, fields, source_zones, strict=True)
+        }
     elif plan.source is not None:
         relation = plan.source
         assert isinstance(relation, msql.Relation)
         source_from, fields = source if source is not None else _source(ctx, relation)
-        schema[plan.source_alias or "$src"] = {f.name: trino_name(f.dataType) for f in fields}
+        zones = _zones(relation, fields, ctx)
+        schema[plan.source_alias or "$src"] = {
+            f.name: msql.zoned_type_text(trino_name(f.dataType), zone) for f, zone in zip(fields, zones, strict=True)
+        }
         for f in fields:  # a joined source: a.x is field x of the relation's struct column a
             if f.name in relation.joined and isinstance(f.dataType, T.StructType):
                 schema[f.name] = {sub.name: trino_name(sub.dataType) for sub in f.dataType.fields}
@@ -273,6 +293,7 @@ def _builder(
         target_view=target_view,
         source_from=source_from,
         source_columns=source_columns,
+        source_zones=source_zones,
         join_keys=join_keys,
         key_columns=key_columns,
     )

@@ -63,7 +63,7 @@ from ._model import (
 )
 from ._parse import parse_expression, parse_order_by, parse_statement, split_statements
 from ._patterns import like_matches
-from ._render import spark_type_sql
+from ._render import spark_type_sql, zoned_type_text
 from ._upsert import overwrite_as_merge, upsert_as_merge
 from ._views import ViewText, expand_views, stored_view_sql
 
@@ -152,5 +152,6 @@ __all__ = [
     "parse_expression",
     "parse_statement",
     "spark_type_sql",
+    "zoned_type_text",
     "split_statements",
 ]

@@ -236,8 +236,8 @@ FUNCTIONS: tuple[Function, ...] = (
         ("from_unixtime", "from_unixtime(unixtime) -> timestamp(3) with time zone", "from_unixtime(x)", "the zone and offset arguments are refused"),
         ("to_iso8601", "to_iso8601(x) -> varchar", "to_iso8601(x)", "of date and timestamp"),
         ("to_milliseconds", "to_milliseconds(interval) -> bigint", "to_milliseconds(x)"),
-        ("with_timezone", "with_timezone(timestamp, zone) -> timestamp with time zone", "with_timezone(x, 'UTC')", "zone 'UTC' only: values with time zone are UTC instants on Spark"),
-        ("at_timezone", "at_timezone(timestamp, zone) -> timestamp with time zone", "at_timezone(x, 'UTC')", "zone 'UTC' only: values with time zone are UTC instants on Spark"),
+        ("with_timezone", "with_timezone(timestamp, zone) -> timestamp with time zone", "with_timezone(x, 'America/New_York')", "zone a literal; the value keeps its zone per expression (docs/sql.md, Time zones)"),
+        ("at_timezone", "at_timezone(timestamp, zone) -> timestamp with time zone", "at_timezone(x, '+02:00')", "zone a literal; the value keeps its zone per expression (docs/sql.md, Time zones)"),
     ),
     *_chapter(
         "json",

@@ -92,6 +92,13 @@ class _Tree:
         ``schema`` gives column types (Trino type text) per relation name for type-dependent semantics."""
         return _render.render(self.node, tables=tables, schema=schema)
 
+    def output_zones(
+        self, *, tables: Mapping[TableRef, str], schema: Mapping[str, Mapping[str, str]] | None = None
+    ) -> tuple[str | None, ...] | None:
+        """Per output column (of a query or FROM item), the zone of its timestamp values: None for UTC or a column
+        that is not a timestamp; the whole result None when the columns cannot be typed."""
+        return _render.output_zones(self.node, tables=tables, schema=schema)
+
     def __str__(self) -> str:
         return self.sql
 
@@ -135,6 +142,12 @@ class Expression(_Tree):
         """``SYNTAX_ERROR`` when ``DEFAULT`` stands inside the expression rather than as all of it."""
         if not self.is_default:
             _defaults.refuse_default(self.node)
+
+    def cast_to(self, trino_type: str) -> Expression:
+        """``CAST(self AS trino_type)``, with Trino's cast rules (a value's time zone is read as Trino would)."""
+        from sqlglot import exp as e
+
+        return Expression(e.Cast(this=self.node.copy(), to=e.DataType.build(trino_type, dialect="trino")))
 
     def lowered(self) -> Lowered | None:
         """The expression as a neutral tree (``Ref``/``Const``/``Call``) when it lies in the small subset

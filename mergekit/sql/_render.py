@@ -202,3 +202,30 @@ def spark_type_sql(trino_type: str) -> str:
     from ._spark_types import spark_type_sql as translated
 
     return translated(trino_type)
+
+
+def zoned_type_text(trino_type: str, zone: str | None) -> str:
+    """Type text for a ``schema`` column whose timestamp values are in ``zone`` (None: UTC), e.g. a column of a user's
+    DataFrame, which the user's Spark session shows in its own zone (``_spark_zones``)."""
+    from ._spark_types import zoned_type_text as zoned
+
+    return zoned(trino_type, zone)
+
+
+def output_zones(
+    node: exp.Expression, *, tables: Mapping[TableRef, str], schema: Mapping[str, Mapping[str, str]] | None
+) -> tuple[str | None, ...] | None:
+    """For each output column of a query (or FROM item), the zone of its timestamp values (None: UTC or not a
+    timestamp), as the translation types them; None when the columns cannot be typed."""
+    from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
+
+    from ._spark_infer import _Typer
+
+    inner = node.this if isinstance(node, exp.Subquery) else node
+    if isinstance(inner, exp.Values | exp.Table):
+        inner = exp.select("*").from_(inner.copy())
+    tree = normalize_identifiers(substitute_tables(rewrite_stream_forms(inner), tables), dialect="trino")
+    cols = _Typer(schema).query_columns(tree)
+    if cols is None:
+        return None
+    return tuple(t.zone if t.name.startswith("timestamp") else None for _, t in cols)

@@ -14,7 +14,8 @@ from sqlglot import exp
 
 from ._spark_build import _case, _cast, _dup, _failed, _fn, _lit
 from ._spark_rewrite import _Handler, _need, _Out, _registrar, _Rewriter
-from ._spark_types import _T, UNKNOWN, _not_supported, _spark_type, _typed_decimal_literal
+from ._spark_types import _T, UNKNOWN, _not_supported, _spark_type, _typed_decimal_literal, with_zone
+from ._spark_zones import local_time, usable_zone, zone_label, zoned_to_instant
 
 HANDLERS: dict[type, _Handler] = {}
 _handles = _registrar(HANDLERS)
@@ -43,8 +44,19 @@ def _convert(x: exp.Expr, src: _T, dst: _T, safe: bool) -> tuple[exp.Expr, exp.E
     """Spark expression computing Trino's ``CAST(x AS dst)`` for ``x`` of type ``src``."""
     if src == UNKNOWN:
         return _cast(x, _spark_type(dst)), None
+    label = "UTC"
+    if src.zoned and src.name == "timestamp with time zone" and dst.name != src.name:
+        # Trino keeps the value's local date-time (and prints its zone): read it in the value's zone
+        zone = usable_zone(src, "CAST")
+        if zone is not None:
+            x, src, label = local_time(x, zone), with_zone(src, None), zone_label(zone)
+    elif src.zoned and src.name == "timestamp" and dst.name == "timestamp with time zone":
+        # a user's TIMESTAMP becomes an instant in the zone of the session it came from
+        zone = usable_zone(src, "CAST")
+        if zone is not None:
+            x, src = zoned_to_instant(x, zone), with_zone(_T("timestamp with time zone", src.p), None)
     if dst.name in ("varchar", "char"):
-        return _to_varchar(x, src, dst, safe)
+        return _to_varchar(x, src, dst, safe, label)
     spark = _spark_type(dst)
     if dst.integral and not src.known:
         _need(src, f"CAST(... AS {dst})")  # a DOUBLE/DECIMAL operand must be rounded first
@@ -82,7 +94,7 @@ def _may_be_finer(src: _T, p: int) -> bool:
     return src.name != "date"
 
 
-def _to_varchar(x: exp.Expr, src: _T, dst: _T, safe: bool) -> tuple[exp.Expr, exp.Expr | None]:
+def _to_varchar(x: exp.Expr, src: _T, dst: _T, safe: bool, zone: str = "UTC") -> tuple[exp.Expr, exp.Expr | None]:
     n = dst.p
     if src.string:
         value: exp.Expr = x if n is None else exp.Substring(this=x, start=_lit(1), length=_lit(n))
@@ -95,7 +107,7 @@ def _to_varchar(x: exp.Expr, src: _T, dst: _T, safe: bool) -> tuple[exp.Expr, ex
     elif src.name == "timestamp":
         text = _fn("DATE_FORMAT", x, _lit(_ts_pattern(src.p)))
     elif src.name == "timestamp with time zone":
-        text = exp.DPipe(this=_fn("DATE_FORMAT", x, _lit(_ts_pattern(src.p))), expression=_lit(" UTC"), safe=False)
+        text = exp.DPipe(this=_fn("DATE_FORMAT", x, _lit(_ts_pattern(src.p))), expression=_lit(" " + zone), safe=False)
     elif src.exact or src.name in ("boolean", "date", "varbinary"):
         text = _cast(x, "STRING")
     else:

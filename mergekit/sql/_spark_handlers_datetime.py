@@ -23,6 +23,7 @@ from ._spark_build import _case, _cast, _checked, _dup, _failed, _fn, _is_null, 
 from ._spark_handlers_casts import _convert, _round_timestamp
 from ._spark_rewrite import _Handler, _need, _Out, _registrar, _Rewriter
 from ._spark_types import _T, DATE, _not_supported, _timestamp, expect_args, is_string, is_temporal
+from ._spark_zones import zoned_to_instant
 
 HANDLERS: dict[Any, _Handler] = {}
 _handles = _registrar(HANDLERS)
@@ -601,17 +602,16 @@ def _current_timezone(rw: _Rewriter, node: exp.Expr, types: dict[str, Any], t: _
     return _lit("UTC"), None
 
 
-def _utc_zone(zone: exp.Expr, name: str) -> None:
-    if not (isinstance(zone, exp.Literal) and zone.is_string and zone.this.upper() == "UTC"):
-        raise _not_supported(
-            f"{name} to a zone other than 'UTC' is not supported (values with time zone are UTC instants on Spark)"
-        )
+def _zone_literal(zone: exp.Expr, name: str) -> None:
+    if not (isinstance(zone, exp.Literal) and zone.is_string):
+        raise _not_supported(f"{name} with a zone that is not a literal is not supported")
 
 
 @_handles("with_timezone")
 def _with_timezone(rw: _Rewriter, node: exp.Anonymous, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    """``with_timezone(timestamp, zone)``: the timestamp's date-time in ``zone`` (its zone kept in ``t``)."""
     ts, zone = list(node.expressions)
-    _utc_zone(zone, "with_timezone")
+    _zone_literal(zone, "with_timezone")
     expect_args(
         "with_timezone",
         list(types["expressions"]),
@@ -619,13 +619,14 @@ def _with_timezone(rw: _Rewriter, node: exp.Anonymous, types: dict[str, Any], t:
         lambda u: u.name == "timestamp",
         is_string,
     )
-    return _cast(ts, "TIMESTAMP"), None
+    return (_cast(ts, "TIMESTAMP") if t.zone is None else zoned_to_instant(ts, t.zone)), None
 
 
 @_handles("at_timezone")
 def _at_timezone(rw: _Rewriter, node: exp.Anonymous, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    """``at_timezone(timestamp with time zone, zone)``: the same instant, in ``zone``."""
     ts, zone = list(node.expressions)
-    _utc_zone(zone, "at_timezone")
+    _zone_literal(zone, "at_timezone")
     expect_args(
         "at_timezone",
         list(types["expressions"]),
@@ -633,7 +634,24 @@ def _at_timezone(rw: _Rewriter, node: exp.Anonymous, types: dict[str, Any], t: _
         lambda u: u.name.startswith("timestamp"),
         is_string,
     )
-    return _cast(ts, "TIMESTAMP"), None
+    return _instant(ts, types["expressions"][0]), None
+
+
+@_handles(exp.AtTimeZone)
+def _at_time_zone(rw: _Rewriter, node: exp.AtTimeZone, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    """``x AT TIME ZONE zone``: the instant of ``x`` (a ``timestamp`` is one in the session's zone), in ``zone``."""
+    _zone_literal(node.args["zone"], "AT TIME ZONE")
+    src = types["this"]
+    if not (isinstance(src, _T) and (src.name.startswith("timestamp") or src.name == "unknown")):
+        raise _not_supported(f"AT TIME ZONE of {src} is not supported")
+    return _instant(node.this, src), None
+
+
+def _instant(x: exp.Expr, src: _T) -> exp.Expr:
+    """``x`` as an instant (Spark TIMESTAMP): a ``timestamp`` is read in its session's zone (UTC, or the user's)."""
+    if src.name == "timestamp with time zone":
+        return x
+    return zoned_to_instant(x, src.zone) if src.zoned and src.zone is not None else _cast(x, "TIMESTAMP")
 
 
 def result_types() -> dict[str, _T]:

@@ -90,7 +90,6 @@ for _kind, _what in {
     exp.MatchRecognize: "MATCH_RECOGNIZE",
     exp.ArrayAgg: "array_agg",
     exp.GroupConcat: "listagg/string_agg",
-    exp.AtTimeZone: "AT TIME ZONE",
     exp.JSONValue: "json_value (the SQL/JSON path language)",
 }.items():
     HANDLERS[_kind] = _refuse(_what)

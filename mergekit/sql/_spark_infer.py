@@ -22,6 +22,7 @@ from ._spark_types import (
     INTEGER,
     INTERVAL_DS,
     INTERVAL_YM,
+    MIXED_ZONE,
     NOTYPE,
     UNKNOWN,
     VARBINARY,
@@ -36,6 +37,8 @@ from ._spark_types import (
     _parse_type,
     _timestamp,
     _typed_decimal_literal,
+    literal_zone,
+    with_zone,
 )
 
 _SETOPS = (exp.Union, exp.Intersect, exp.Except)
@@ -270,8 +273,23 @@ def _literal_type(_: _Typer, node: exp.Literal) -> _T:
     return _literal_number_type(node.this)
 
 
-def _cast_type(_: _Typer, node: exp.Cast) -> _T:
-    return _typed_decimal_literal(node) or _from_datatype(node.to)
+def _cast_type(ty: _Typer, node: exp.Cast) -> _T:
+    t = _typed_decimal_literal(node) or _from_datatype(node.to)
+    if t.name != "timestamp with time zone":
+        return t
+    x = node.this
+    if isinstance(x, exp.Literal) and x.is_string:
+        return with_zone(t, literal_zone(x.this))  # TIMESTAMP '2024-05-05 12:00 +02:00': the literal's zone
+    src = ty.type_of(x)
+    return with_zone(t, src.zone) if src.name.startswith("timestamp") else t
+
+
+def _at_time_zone_type(ty: _Typer, node: exp.AtTimeZone) -> _T:
+    t = ty.arg(node)
+    zone = node.args.get("zone")
+    if not t.name.startswith("timestamp") or not (isinstance(zone, exp.Literal) and zone.is_string):
+        return NOTYPE
+    return with_zone(_timestamp(t.p if t.p is not None else 3, tz=True), zone.this)
 
 
 def _sum_type(ty: _Typer, node: exp.Expr) -> _T:
@@ -359,7 +377,13 @@ def _first_arg(ty: _Typer, node: exp.Expr) -> _T:
 
 def _zoned(ty: _Typer, node: exp.Expr) -> _T:
     t = _first_arg(ty, node)
-    return _timestamp(t.p if t.p is not None else 3, tz=True) if t.name.startswith("timestamp") else NOTYPE
+    if not t.name.startswith("timestamp"):
+        return NOTYPE
+    zone = node.expressions[1] if len(node.expressions) > 1 else None
+    return with_zone(
+        _timestamp(t.p if t.p is not None else 3, tz=True),
+        zone.this if isinstance(zone, exp.Literal) and zone.is_string else MIXED_ZONE,
+    )
 
 
 _VARCHAR_ARRAY = _T("array", args=(VARCHAR,))
@@ -426,6 +450,7 @@ _TYPE_RULES: dict[type, Callable[[_Typer, Any], _T]] = {
     exp.Paren: _same(),
     exp.Cast: _cast_type,
     exp.TryCast: _cast_type,
+    exp.AtTimeZone: _at_time_zone_type,
     exp.Try: _same(),
     exp.Neg: _same(),
     exp.Add: _arith,

@@ -34,6 +34,7 @@ from ._spark_build import (
 )
 from ._spark_infer import _Typer
 from ._spark_types import _T, NOTYPE, _norm, _not_supported, check_operand_types
+from ._spark_zones import from_local_time, zone_step
 
 
 @dataclass
@@ -201,6 +202,17 @@ class _Rewriter:
         anonymous = isinstance(node, exp.Anonymous)
         if anonymous or _is_function(node):
             check_listed(node, _func_name(node))  # the function catalogue is the allow-list
+        rezone = None
+        if anonymous or _is_function(node) or isinstance(node, exp.Binary | exp.Unary):
+            rezone = zone_step(node, types, t, _norm(node.name) if anonymous else None)
+        if rezone is not None:  # the result, computed on local times, back to an instant (_spark_zones)
+            value, fail = self._translate_node(node, types, t, safe, anonymous)
+            return from_local_time(_atom(value), rezone), fail
+        return self._translate_node(node, types, t, safe, anonymous)
+
+    def _translate_node(
+        self, node: exp.Expr, types: dict[str, Any], t: _T, safe: bool, anonymous: bool
+    ) -> tuple[exp.Expr, exp.Expr | None]:
         handler = self.handlers.get(_norm(node.name) if anonymous else type(node))
         if handler is not None:
             return handler(self, node, types, t, safe)

@@ -12,8 +12,9 @@ overview of the whole translation.
 from __future__ import annotations
 
 import re
+import zoneinfo
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlglot import exp
@@ -45,6 +46,11 @@ class _T:
     s: int | None = None
     args: tuple[_T, ...] = ()
     fields: tuple[str, ...] = ()
+    # timestamps only, not part of the type's identity: the zone its values are in (``timestamp with time zone``:
+    # Trino keeps a zone per value; mergekit knows it per expression, from a literal's offset, ``AT TIME ZONE`` or
+    # the user's Spark session) or the session zone a ``timestamp`` becomes an instant in. None: UTC, the zone
+    # mergekit's statements run in; MIXED_ZONE: values of several zones (see ``local_zone``).
+    zone: str | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         if self.name == "decimal":
@@ -87,6 +93,62 @@ class _T:
     @property
     def known(self) -> bool:
         return self.name != "?"
+
+    @property
+    def zoned(self) -> bool:
+        """A timestamp type whose values are in (or become instants in) a zone other than UTC."""
+        return self.zone is not None and self.name in ("timestamp", "timestamp with time zone")
+
+
+_LITERAL_ZONE = re.compile(
+    r"^\s*[+-]?\d{1,6}-\d{1,2}-\d{1,2}(?:[ T]\d{1,2}:\d{1,2}(?::\d{1,2}(?:\.\d*)?)?)?\s*(.*?)\s*$"
+)
+_OFFSET = re.compile(r"^([+-])(\d{1,2})(?::?(\d{2}))?$")
+
+
+def literal_zone(text: str) -> str | None:
+    """The zone written in a ``TIMESTAMP '...'`` literal (``+02:00``, ``-05:30``, ``America/New_York``), None for
+    UTC or none (the session's zone, UTC)."""
+    m = _LITERAL_ZONE.match(text)
+    zone = m.group(1) if m else ""
+    return checked_zone(zone) if zone else None
+
+
+MIXED_ZONE = "*"  # an expression whose values come from several zones (CASE over columns of different zones)
+
+
+def with_zone(t: _T, zone: str | None) -> _T:
+    """``t`` with its values in ``zone`` (a timestamp type; other types are returned as they are)."""
+    if t.name not in ("timestamp", "timestamp with time zone"):
+        return t
+    return replace(t, zone=None if zone is None else checked_zone(zone))
+
+
+def checked_zone(zone: str) -> str | None:
+    """A zone name as Trino accepts it (a region such as ``America/New_York``, an offset ``+05:30``, ``UTC``),
+    normalised (None for UTC); INVALID_FUNCTION_ARGUMENT for anything else."""
+    text = zone.strip()
+    if text == MIXED_ZONE:
+        return text
+    if text.upper() in ("UTC", "Z", "GMT", "UT", "ZULU", "UCT", "UNIVERSAL", "ETC/UTC", "ETC/GMT"):
+        return None
+    offset = _OFFSET.match(text)
+    if offset:
+        sign, hours, minutes = offset.groups()
+        if int(hours) > 14 or int(minutes or 0) > 59:
+            raise MergekitError(ErrorCode.INVALID_FUNCTION_ARGUMENT, f"Invalid zone offset: {zone}")
+        text = f"{sign}{int(hours):02d}:{minutes or '00'}"
+        return None if text in ("+00:00", "-00:00") else text
+    try:
+        zoneinfo.ZoneInfo(text)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as e:
+        raise MergekitError(ErrorCode.INVALID_FUNCTION_ARGUMENT, f"Time zone not supported: {zone}") from e
+    return text
+
+
+def common_zone(a: str | None, b: str | None) -> str | None:
+    """The zone of values that may come from zone ``a`` or zone ``b``."""
+    return a if a == b else MIXED_ZONE
 
 
 UNKNOWN = _T("unknown")  # Trino's type of a bare NULL: coerces to anything
@@ -212,7 +274,16 @@ def _from_datatype(dt: exp.DataType) -> _T:
     return _T(kind.value.lower())
 
 
+def zoned_type_text(type_text: str, zone: str | None) -> str:
+    """Type text for a schema (``to_spark_sql``'s ``schema``) whose timestamp values are in ``zone``: the columns of a
+    user's DataFrame, whose ``TIMESTAMP`` values the user's Spark session shows in its own zone."""
+    return f"{type_text} @{zone}" if zone and type_text.startswith("timestamp") else type_text
+
+
 def _parse_type(text: str) -> _T:
+    text, _, zone = text.partition(" @")
+    if zone:
+        return with_zone(_parse_type(text), zone)
     try:
         dt = exp.DataType.build(text, dialect="trino")
     except (ParseError, ValueError) as e:
@@ -251,11 +322,24 @@ def spark_type_sql(trino_type: str) -> str:
 
 def _common_type(a: _T, b: _T) -> _T:
     """Trino's common super type of two types (for CASE, COALESCE, UNION, VALUES, ...)."""
-    if a == b:
-        return a
     if a == UNKNOWN:
         return b
     if b == UNKNOWN:
+        return a
+    if (a.zone is not None or b.zone is not None) and a.temporal and b.temporal:
+        if (
+            a.name != b.name
+            and "timestamp with time zone" in (a.name, b.name)
+            and (
+                (a.name != "timestamp with time zone" and a.zoned) or (b.name != "timestamp with time zone" and b.zoned)
+            )
+        ):
+            raise _not_supported(
+                "a TIMESTAMP from a DataFrame whose session is not in UTC cannot be mixed with TIMESTAMP WITH TIME ZONE "
+                "values implicitly: CAST it to TIMESTAMP WITH TIME ZONE first"
+            )
+        return with_zone(_common_type(with_zone(a, None), with_zone(b, None)), common_zone(a.zone, b.zone))
+    if a == b:
         return a
     if not a.known or not b.known:
         return NOTYPE

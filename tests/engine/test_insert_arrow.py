@@ -131,7 +131,10 @@ def test_what_spark_evaluates_runs_as_an_ordinary_insert(lake):
     )
 
 
-def test_a_zoned_timestamp_is_stored_as_the_sql_insert_stores_it(spark, lake):
+def test_a_zoned_timestamp_keeps_its_wall_clock_and_a_dataframe_what_its_session_shows(spark, lake):
+    """An Arrow value with a zone into a TIMESTAMP column keeps its wall clock in that zone (Trino's cast: 10:00 at
+    +05:00 stays 10:00); the same instant in a Spark DataFrame is what the session shows (05:00 in a UTC session).
+    tests/engine/test_time_zones.py has the other zones and ways."""
     lake.execute("CREATE TABLE a (ts TIMESTAMP, id BIGINT)")
     value = dt.datetime(2024, 1, 1, 10, 0, 0, 123456, tzinfo=dt.timezone(dt.timedelta(hours=5)))
     data = pa.table({"ts": pa.array([value], pa.timestamp("us", tz="+05:00")), "id": [1]})
@@ -139,4 +142,29 @@ def test_a_zoned_timestamp_is_stored_as_the_sql_insert_stores_it(spark, lake):
     lake.register_dataframe("src", spark.createDataFrame(data.set_column(1, "id", pa.array([2]))))
     lake.execute("INSERT INTO a SELECT ts, id FROM src")
     rows = sorted(lake.execute("SELECT id, ts FROM a").rows())
-    assert rows == [(1, dt.datetime(2024, 1, 1, 5, 0, 0, 123456)), (2, dt.datetime(2024, 1, 1, 5, 0, 0, 123456))]
+    assert rows == [(1, dt.datetime(2024, 1, 1, 10, 0, 0, 123456)), (2, dt.datetime(2024, 1, 1, 5, 0, 0, 123456))]
+
+
+def test_integers_read_as_int64_fit_narrower_columns_on_the_driver(lake, tmp_path):
+    """pyarrow's CSV reader makes every integer column int64: values that fit an INTEGER / SMALLINT column are
+    stored on the driver (no Spark job); one that does not is NUMERIC_VALUE_OUT_OF_RANGE, as the SQL INSERT of it
+    is, and nothing is written."""
+    import pyarrow.csv
+
+    lake.execute("CREATE TABLE n (id INTEGER, qty SMALLINT, total BIGINT)")
+    path = tmp_path / "n.csv"
+    path.write_text("id,qty,total\n1,7,10000000000\n-2147483648,-32768,0\n")
+    data = pyarrow.csv.read_csv(path)
+    assert data.schema.field("id").type == pa.int64()
+    assert lake.insert_arrow("n", data).metrics["strategy"] == "driver_append"
+    assert sorted(lake.execute("SELECT id, qty, total FROM n").rows()) == [
+        (-2147483648, -32768, 0),
+        (1, 7, 10000000000),
+    ]
+    with pytest.raises(MergekitError) as info:
+        lake.insert_arrow("n", pa.table({"id": [5, 3_000_000_000], "qty": [1, 2]}))
+    assert str(info.value) == "[NUMERIC_VALUE_OUT_OF_RANGE] Out of range for integer: 3000000000 (column id)"
+    with pytest.raises(MergekitError) as sql:
+        lake.execute("INSERT INTO n (id, qty) VALUES (5, 1), (3000000000, 2)")
+    assert sql.value.code is ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE
+    assert lake.execute("SELECT count(*) FROM n").rows() == [(2,)]

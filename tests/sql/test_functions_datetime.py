@@ -109,6 +109,13 @@ VALUES = [
     ("to_milliseconds(INTERVAL '2.5' SECOND)", 2500),
     ("with_timezone(ts, 'UTC')", T(2020, 5, 17, 10, 37, 12, 345000, tzinfo=UTC)),
     ("at_timezone(tz, 'UTC')", T(2020, 5, 17, 10, 37, 12, 345000, tzinfo=UTC)),
+    # a zone other than UTC: the value's zone, kept per expression (docs/sql.md, "Time zones")
+    ("with_timezone(ts, 'Europe/Paris')", T(2020, 5, 17, 8, 37, 12, 345000, tzinfo=UTC)),
+    ("CAST(with_timezone(ts, 'Europe/Paris') AS varchar)", "2020-05-17 10:37:12.345 Europe/Paris"),
+    ("at_timezone(tz, 'America/New_York')", T(2020, 5, 17, 10, 37, 12, 345000, tzinfo=UTC)),
+    ("CAST(at_timezone(tz, 'America/New_York') AS varchar)", "2020-05-17 06:37:12.345 America/New_York"),
+    ("hour(at_timezone(tz, '+05:30'))", 16),
+    ("CAST(at_timezone(tz, '-03:00') AS timestamp)", T(2020, 5, 17, 7, 37, 12, 345000)),
 ]
 
 NULLS = [
@@ -146,8 +153,9 @@ ERRORS = [
     ("date_parse(s, s)", REFUSED, "constant format"),
     ("from_unixtime(1e20)", BAD, "Millis overflow"),
     ("from_unixtime(d, 'Europe/Paris')", REFUSED, "time zone"),
-    ("with_timezone(ts, 'Europe/Paris')", REFUSED, "'UTC'"),
-    ("at_timezone(tz, 'America/New_York')", REFUSED, "'UTC'"),
+    ("with_timezone(ts, 'Europe/Pariss')", BAD, "Time zone not supported: Europe/Pariss"),
+    ("at_timezone(tz, s)", REFUSED, "not a literal"),
+    ("to_iso8601(at_timezone(tz, '+05:30'))", REFUSED, "in zone +05:30"),
     ("to_milliseconds(INTERVAL '1' MONTH)", REFUSED, "to_milliseconds(interval year to month)"),
 ]
 

@@ -1,0 +1,82 @@
+"""What crosses from the caller's Spark session into a statement: DataFrames, read as that session shows them.
+
+mergekit's statements run with the session zone UTC (:data:`~.session.REQUIRED_CONF`); the caller's session may be
+in any zone (Spark's default is the JVM's). A DataFrame the caller hands over (``register_dataframe``, the MERGE
+builder's source, ``insert_arrow``'s fallback) means what the caller's session shows for it:
+
+- a ``TIMESTAMP`` (Spark's ``TimestampType``, an instant) is shown in the caller's zone: it becomes a ``TIMESTAMP
+  WITH TIME ZONE`` in that zone, so a cast to ``TIMESTAMP`` (an INSERT into such a column) keeps the wall clock the
+  caller saw (Trino's rule);
+- a ``TIMESTAMP_NTZ`` is a wall clock: it becomes an instant in the caller's zone where a ``TIMESTAMP WITH TIME
+  ZONE`` is needed (Trino's rule, with the caller's session as the session).
+
+Both are told to the SQL layer as zoned column types (``mergekit.sql.zoned_type_text``). And where Spark itself
+reads the session zone only when the DataFrame runs (parsing CSV or JSON text, converting a Python function's
+pandas values, reading JDBC), the DataFrame is planned under the caller's zone before the statement uses it
+(:func:`in_callers_zone`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+import attrs
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
+
+from mergekit.sql import zoned_type_text
+
+from .types import trino_name
+
+__all__ = ["UserFrame", "frame_schema", "in_callers_zone"]
+
+_ZONE_KEY = "spark.sql.session.timeZone"
+# Plan nodes whose evaluation reads the session zone when the plan runs rather than when it is analysed.
+_READS_ZONE_WHEN_RUN = re.compile(
+    r"\bRelation \[[^\]]*\] (csv|json|xml|text)\b|JDBCRelation|ArrowEvalPython|BatchEvalPython|InPandas|PythonDataSource"
+)
+
+
+@attrs.frozen
+class UserFrame:
+    """A DataFrame registered by name, and the zone of each timestamp column whose zone is not the caller's
+    session's (``insert_arrow``: the zone of the Arrow column)."""
+
+    df: DataFrame
+    zones: Mapping[str, str | None] = attrs.field(factory=dict)
+
+
+def frame_schema(frame: UserFrame, user_zone: str | None) -> dict[str, str]:
+    """Trino type text of each column of the frame, timestamps with the zone their values are in."""
+    out = {}
+    for f in frame.df.schema.fields:
+        text = trino_name(f.dataType)
+        if isinstance(f.dataType, T.TimestampType | T.TimestampNTZType):
+            text = zoned_type_text(text, frame.zones.get(f.name, user_zone))
+        out[f.name] = text
+    return out
+
+
+def in_callers_zone(spark: SparkSession, df: DataFrame, user_zone: str | None) -> DataFrame:
+    """``df`` planned under the caller's zone when its evaluation reads the session zone at run time (CSV/JSON text,
+    pandas functions, JDBC), so it yields what the caller's session shows; else ``df`` itself.
+
+    Called inside a statement (session zone UTC): the plan is made with the caller's zone set for that moment and
+    kept (a lazy local checkpoint: nothing runs now, the rows are read once, when the statement first needs them).
+    """
+    if user_zone is None:
+        return df
+    try:
+        plan = df._jdf.queryExecution().optimizedPlan().toString()
+    except Exception:  # not a classic DataFrame (Spark Connect): nothing to inspect
+        return df
+    if not _READS_ZONE_WHEN_RUN.search(plan):
+        return df
+    conf = spark.conf
+    current = conf.get(_ZONE_KEY)
+    conf.set(_ZONE_KEY, user_zone)
+    try:
+        return df.localCheckpoint(eager=False)
+    finally:
+        conf.set(_ZONE_KEY, current)
