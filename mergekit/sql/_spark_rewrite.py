@@ -203,7 +203,7 @@ class _Rewriter:
         if anonymous or _is_function(node):
             check_listed(node, _func_name(node))  # the function catalogue is the allow-list
         rezone = None
-        if anonymous or _is_function(node) or isinstance(node, exp.Binary | exp.Unary):
+        if anonymous or _is_function(node) or isinstance(node, exp.Binary | exp.Unary | exp.Predicate):
             rezone = zone_step(node, types, t, _norm(node.name) if anonymous else None)
         if rezone is not None:  # the result, computed on local times, back to an instant (_spark_zones)
             value, fail = self._translate_node(node, types, t, safe, anonymous)

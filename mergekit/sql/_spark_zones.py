@@ -17,6 +17,8 @@ holds that is the user's).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlglot import exp
 
 from ._spark_build import _cast, _fn, _lit
@@ -33,6 +35,10 @@ _ON_INSTANTS: tuple[type, ...] = (
     exp.Distinct, exp.Tuple, exp.Paren, exp.Alias, exp.And, exp.Or, exp.Not,
 )  # fmt: skip
 _ON_INSTANTS_NAMED = frozenset({"to_unixtime", "to_milliseconds", "with_timezone", "at_timezone", "typeof"})
+# Nodes that compare their operands (a wall clock compared with an instant is read in the session's zone).
+_COMPARING: tuple[type, ...] = (
+    exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ, exp.Between, exp.In,
+)  # fmt: skip
 # Nodes that read a zoned value's local date-time (fields, truncation, formatting, calendar arithmetic).
 _ON_LOCAL_TIME: tuple[type, ...] = (
     exp.Year, exp.Quarter, exp.Month, exp.Day, exp.DayOfMonth, exp.DayOfWeek, exp.DayOfWeekIso, exp.DayOfYear,
@@ -84,12 +90,18 @@ def zone_step(node: exp.Expr, types: dict[str, object], t: _T, name: str | None)
     """Before ``node`` is translated (its children are): put its zoned ``timestamp with time zone`` operands in
     their local time when the operation reads it, and return the zone the result must go back from (a result
     with a time zone), else None. Refuses an operation not known to be either kind."""
-    zoned = [
+    operands = [
         (key, i, ty)
         for key, value in types.items()
         for i, ty in (enumerate(value) if isinstance(value, list) else [(None, value)])
-        if isinstance(ty, _T) and ty.zoned and ty.name == "timestamp with time zone"
+        if isinstance(ty, _T)
     ]
+    if isinstance(node, _COMPARING) and any(ty.name == "timestamp with time zone" for _, _, ty in operands):
+        # a wall clock of the caller's compared with an instant: Trino reads it in the (caller's) session zone
+        for key, i, ty in operands:
+            if ty.name == "timestamp" and ty.zoned:
+                _replace(node, key, i, lambda v, z=usable_zone(ty, "a comparison"): zoned_to_instant(v, z))
+    zoned = [(key, i, ty) for key, i, ty in operands if ty.zoned and ty.name == "timestamp with time zone"]
     if not zoned:
         return None
     if isinstance(node, _ON_INSTANTS) or (name is not None and name in _ON_INSTANTS_NAMED):
@@ -111,13 +123,17 @@ def zone_step(node: exp.Expr, types: dict[str, object], t: _T, name: str | None)
             "not supported: convert them to one zone first (AT TIME ZONE)"
         )
     for key, i, ty in zoned:
-        assert ty.zone is not None
-        value = node.args[key]
-        if i is None:
-            node.set(key, local_time(value, ty.zone))
-        else:
-            items = list(value)
-            items[i] = local_time(items[i], ty.zone)
-            node.set(key, items)
+        _replace(node, key, i, lambda v, z=ty.zone: local_time(v, z))
     zone = zones.pop()
     return zone if t.name == "timestamp with time zone" else None
+
+
+def _replace(node: exp.Expr, key: str, i: int | None, build: Callable[[exp.Expr], exp.Expr]) -> None:
+    """``node``'s operand ``key`` (item ``i`` of a list) replaced by ``build(operand)``."""
+    value = node.args[key]
+    if i is None:
+        node.set(key, build(value))
+    else:
+        items = list(value)
+        items[i] = build(items[i])
+        node.set(key, items)

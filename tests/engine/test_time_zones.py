@@ -217,3 +217,17 @@ def test_zone_dependent_operations_on_values_of_several_zones_are_refused(engine
     with pytest.raises(MergekitError) as err:
         engine.execute("SELECT CAST(TIMESTAMP '2024-05-05 12:00:00 Mars/Olympus' AS TIMESTAMP)")
     assert str(err.value) == "[INVALID_FUNCTION_ARGUMENT] Time zone not supported: Mars/Olympus"
+
+
+def test_a_callers_wall_clock_compared_with_an_instant_is_read_in_the_callers_zone(
+    spark: SparkSession, engine: Engine
+) -> None:
+    """Trino compares a TIMESTAMP with a TIMESTAMP WITH TIME ZONE by reading the TIMESTAMP in the session zone: for a
+    wall clock from the caller's DataFrame, the caller's zone (12:00 in New York is 16:00 UTC)."""
+    with session_zone(spark, "America/New_York"):
+        engine.register_dataframe("w", spark.sql("SELECT TIMESTAMP_NTZ '2024-07-01 12:00:00' AS at"))
+        rows = engine.execute(
+            "SELECT at = TIMESTAMP '2024-07-01 16:00:00 UTC', at < TIMESTAMP '2024-07-01 13:00:00 UTC', "
+            "at BETWEEN TIMESTAMP '2024-07-01 15:00:00 +00:00' AND TIMESTAMP '2024-07-01 12:30:00 -04:00' FROM w"
+        ).rows()
+    assert rows == [(True, False, True)]
