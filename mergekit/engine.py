@@ -59,12 +59,22 @@ STATEMENTS: dict[type, Callable[[StatementContext, Any], Result]] = {
 }
 
 
+#: ``Engine(...)`` without ``catalogs``: where tables live is the embedder's choice, never an implicit one.
+NO_CATALOGS_MESSAGE = (
+    "Engine(...) needs catalogs=...: where its tables live, e.g. catalogs={'lake': {'connector': 'journal', "
+    "'warehouse': '/data/lake'}} (tables kept in that folder) or {'lake': {'connector': 'memory'}} (tables gone "
+    "when the process ends); Engine.local(warehouse='./warehouse') sets up a local session with catalog 'lake' "
+    "kept in that folder"
+)
+
+
 class Engine:
     """Runs mergekit SQL on a Spark session against connector catalogs.
 
-    ``catalogs`` maps a catalog name to either a :class:`~mergekit.spi.Connector` or a config dict with a
-    ``connector`` key naming an installed connector (entry-point group ``mergekit.connectors``); the other
-    keys are that connector's options.
+    ``catalogs`` (required) maps a catalog name to either a :class:`~mergekit.spi.Connector` or a config dict
+    with a ``connector`` key naming an installed connector (entry-point group ``mergekit.connectors``); the other
+    keys are that connector's options. Without it the engine is refused (``INVALID_ARGUMENTS``) rather than
+    given tables that vanish with the process; ``Engine.local()`` is the embedded default.
     """
 
     def __init__(
@@ -76,6 +86,8 @@ class Engine:
         default_schema: str = "default",
         streams_dir: str | None = None,
     ) -> None:
+        if catalogs is None:  # before Spark starts: nothing to undo
+            raise MergekitError(ErrorCode.INVALID_ARGUMENTS, NO_CATALOGS_MESSAGE)
         self.spark = spark if spark is not None else local_session()
         # streaming jobs' definitions and checkpoints, and named continuous queries' checkpoints
         self.streams_dir = streams_dir
@@ -89,7 +101,7 @@ class Engine:
         self._live_views: set[str] = set()
         self._lock = threading.RLock()
         self._session_properties: dict[str, str] = {}  # SET SESSION (mergekit.planner.session)
-        for name, spec in (catalogs or {"lake": {"connector": "memory"}}).items():
+        for name, spec in catalogs.items():
             self.add_catalog(name, spec)
 
     @classmethod
@@ -191,13 +203,14 @@ class Engine:
         """The table's current state (or a version of it) as a Spark DataFrame.
 
         It is analysed with mergekit's settings (UTC, ANSI arithmetic) and keeps them when evaluated later; what the
-        caller adds to it is analysed with the caller's session settings (docs/quickstart.md, "Embedding")."""
+        caller adds to it is analysed with the caller's session settings (docs/quickstart.md, "Embedding"). It
+        leaves nothing in the session's catalog: the scan's temporary view is dropped once the DataFrame is
+        analysed (its plan holds the scan itself, not the view's name)."""
         qname = msql.QualifiedName(tuple(p.strip('"').lower() for p in name.split(".")))
         ref = msql.TableRef(name=qname, version=version)
-        ctx = self._context()  # its views live until close(): the DataFrame reads them
         # the caller's filters are unknown: none may run on the row versions the scan drops
-        ctx.guard_scans = True
-        with self._lock, applied_conf(self.spark, self._python_exec):
+        with self._lock, applied_conf(self.spark, self._python_exec), self._statement() as ctx:
+            ctx.guard_scans = True
             ctx.bind([ref])
             return self.spark.table(ctx.views[ref])
 
