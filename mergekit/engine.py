@@ -12,7 +12,7 @@ import itertools
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
@@ -224,7 +224,11 @@ class Engine:
         that commits many small batches into a stream. Otherwise (a CHECK constraint, a DEFAULT to evaluate, a
         bounded ``varchar(n)``, a type conversion other than a lossless widening, a connector that routes inserted
         rows) it runs as an ordinary INSERT from a DataFrame of ``data``, and ``metrics["driver_append_declined"]``
-        says why. See docs/quickstart.md, "Inserting Arrow data"."""
+        says why. See docs/quickstart.md, "Inserting Arrow data".
+
+        The driver append runs no Spark, so it neither waits for the engine's Spark statements (a micro-batch of
+        ``stream()`` or of a streaming job running meanwhile) nor applies mergekit's Spark settings; the ordinary
+        INSERT does both, like any statement."""
         arrow = check_arrow(data)
         qname = msql.QualifiedName(tuple(p.strip('"').lower() for p in table.split(".")))
 
@@ -232,7 +236,7 @@ class Engine:
             plan = driver_append_plan(ctx, qname, arrow)
             return run_driver_append(ctx, plan, arrow) if isinstance(plan, DriverAppend) else plan
 
-        done = self._in_statement(run)
+        done = self._in_statement(run, spark=False)
         if isinstance(done, Result):
             return done
         view = f"mk_arrow_{next(_source_ids)}"
@@ -316,12 +320,15 @@ class Engine:
         stream: bool = False,
         overrides: Mapping[str, str] | None = None,
         connector_properties: Mapping[str, Any] | None = None,
+        spark: bool = True,
     ) -> _T:
         """``fn(ctx)`` as one statement: under the engine's lock and mergekit's Spark settings, its views dropped
-        at the end, any failure a :class:`MergekitError`."""
+        at the end, any failure a :class:`MergekitError`. ``spark=False``: ``fn`` runs no Spark (it only talks to
+        connectors on the driver), so it needs neither the settings nor the lock that keeps the engine's Spark
+        statements one at a time; the connectors' metadata is thread-safe (``mergekit.spi``)."""
         with (
-            self._lock,
-            applied_conf(self.spark, self._python_exec),
+            self._lock if spark else nullcontext(),
+            applied_conf(self.spark, self._python_exec) if spark else nullcontext(),
             self._statement(stream=stream, overrides=overrides, connector_properties=connector_properties) as ctx,
         ):
             try:
