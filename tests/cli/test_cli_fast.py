@@ -20,6 +20,10 @@ def test_connectors_lists_installed_plugins_with_their_behaviours():
     assert "time travel" in rows["journal"][4] and "change feed" in rows["journal"][4]
     assert rows["journal"][5] == "compact, vacuum"
     assert rows["partitioned"][1] == "mergekit-partitioned"
+    # a connector that needs a database: probed in a SQLite file; both of its SPIs listed (issue 26, row 20)
+    assert rows["sqldb"][1:4] == ["mergekit-sqldb", "0.1.0", "CHANGE_ONLY_UPDATED_COLUMNS"]
+    assert rows["sqldb"][4] == "MERGE/UPDATE/DELETE, row-level DELETE/UPDATE"
+    assert "?" not in [r[3] for r in rows.values()]
     # the out-of-tree example, installed with `pip install ./examples/csvdir`, found through its entry point
     assert rows["csvdir"][1:3] == ["mergekit-csvdir", "0.1.0"]
 
