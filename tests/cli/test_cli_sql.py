@@ -99,8 +99,9 @@ def test_shell_driven_through_standard_input(tmp_path):
     assert rows[0:3] == [["id", "name"], ["1", "one"], ["2", "two; not the end"]]
     assert ["name"] in rows and ["uno"] in rows  # statements after an error still run
     assert "INSERT 2" in proc.stdout and "UPDATE 1" in proc.stdout
-    assert ["Catalog", "Schema", "Table"] in rows
-    assert ["lake", "default", "t"] in rows
+    assert ["Catalog", "Schema", "Table", "Companion tables"] in rows
+    assert ["lake", "default", "t", "t_journal"] in rows  # \d: each table once, its journal beside it
+    assert not [r for r in rows if r[:3] == ["lake", "default", "t_journal"]]
     assert ["Column", "Type", "Extra", "Comment"] in rows
     assert ["id", "bigint", "not null", ""] in rows
     assert "after quit" not in proc.stdout
@@ -199,7 +200,7 @@ def test_interactive_shell_on_a_terminal_with_catalog_config_and_progress(tmp_pa
         ["10", "Field Sales", "2"],
         ["30", "Ops", "2"],
     ]
-    assert ["lake", "default", "depts"] in rows and ["scratch", "default", "moves"] in rows  # \\d
+    assert ["lake", "default", "depts", "depts_journal"] in rows and ["scratch", "default", "moves", ""] in rows
     # The progress bar: a statement's label with the Spark stage it ran, and the stage's task counts.
     assert "123076912" in plain  # the long SELECT's count
     assert re.search(r"(CREATE|INSERT|MERGE|SELECT): stage \d+", plain), plain
