@@ -83,6 +83,7 @@ def test_shell_driven_through_standard_input(tmp_path):
                 "  ORDER BY id;",
                 "SELECT * FROM missing;",
                 "UPDATE t SET name = 'uno' WHERE id = 1; SELECT name FROM t WHERE id = 1;",
+                "SELECT DATE '9999-12-31' + INTERVAL '1' DAY AS beyond;",  # shown, though Python cannot hold it
                 "\\d",
                 "\\d t",
                 "\\q",
@@ -99,6 +100,7 @@ def test_shell_driven_through_standard_input(tmp_path):
     assert rows[0:3] == [["id", "name"], ["1", "one"], ["2", "two; not the end"]]
     assert ["name"] in rows and ["uno"] in rows  # statements after an error still run
     assert "INSERT 2" in proc.stdout and "UPDATE 1" in proc.stdout
+    assert ["beyond"] in rows and ["10000-01-01"] in rows
     assert ["Catalog", "Schema", "Table", "Companion tables"] in rows
     assert ["lake", "default", "t", "t_journal"] in rows  # \d: each table once, its journal beside it
     assert not [r for r in rows if r[:3] == ["lake", "default", "t_journal"]]
