@@ -33,10 +33,12 @@ bench: venv
 	@$(PY) -c "import psutil, duckdb, deltalake, matplotlib" 2>/dev/null || $(PY) -m pip install --quiet -e ".[test,bench]"
 	$(PY) -m bench.run --history --json bench/results.json --write-doc docs/performance.md --plot docs/performance.png
 
-# Under 10 minutes (5.4 measured): 1M/100k and 10M/10k, mergekit journal vs hand-written PySpark rewrite vs DuckDB.
+# Under 10 minutes (5.4 measured): 1M/100k and 10M/10k, mergekit journal vs hand-written PySpark rewrite vs DuckDB;
+# then a 1-row MERGE in a caller's session with Spark's defaults vs Engine.local() (bench/session.py, about 1 min).
 bench-quick: venv
 	@$(PY) -c "import psutil, duckdb, deltalake, matplotlib" 2>/dev/null || $(PY) -m pip install --quiet -e ".[test,bench]"
 	$(PY) -m bench.run --sizes 1M/100k,10M/10k --systems journal,pyspark_rewrite,duckdb --reps 1 --warm 3
+	$(PY) -m bench.session
 
 # Issue 17's streaming bench (about 5-7 min: live feed, then backlog drains capped at 10 commits and uncapped): MERGE
 # job vs PySpark foreachBatch; writes docs/performance.md's Streaming figures.

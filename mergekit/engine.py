@@ -66,12 +66,22 @@ STATEMENTS: dict[type, Callable[[StatementContext, Any], Result]] = {
 }
 
 
+#: ``Engine(...)`` without ``catalogs``: where tables live is the embedder's choice, never an implicit one.
+NO_CATALOGS_MESSAGE = (
+    "Engine(...) needs catalogs=...: where its tables live, e.g. catalogs={'lake': {'connector': 'journal', "
+    "'warehouse': '/data/lake'}} (tables kept in that folder) or {'lake': {'connector': 'memory'}} (tables gone "
+    "when the process ends); Engine.local(warehouse='./warehouse') sets up a local session with catalog 'lake' "
+    "kept in that folder"
+)
+
+
 class Engine:
     """Runs mergekit SQL on a Spark session against connector catalogs.
 
-    ``catalogs`` maps a catalog name to either a :class:`~mergekit.spi.Connector` or a config dict with a
-    ``connector`` key naming an installed connector (entry-point group ``mergekit.connectors``); the other
-    keys are that connector's options.
+    ``catalogs`` (required) maps a catalog name to either a :class:`~mergekit.spi.Connector` or a config dict
+    with a ``connector`` key naming an installed connector (entry-point group ``mergekit.connectors``); the other
+    keys are that connector's options. Without it the engine is refused (``INVALID_ARGUMENTS``) rather than
+    given tables that vanish with the process; ``Engine.local()`` is the embedded default.
     """
 
     def __init__(
@@ -83,6 +93,8 @@ class Engine:
         default_schema: str = "default",
         streams_dir: str | None = None,
     ) -> None:
+        if catalogs is None:  # before Spark starts: nothing to undo
+            raise MergekitError(ErrorCode.INVALID_ARGUMENTS, NO_CATALOGS_MESSAGE)
         self.spark = spark if spark is not None else local_session()
         # streaming jobs' definitions and checkpoints, and named continuous queries' checkpoints
         self.streams_dir = streams_dir
@@ -95,8 +107,10 @@ class Engine:
         self._dataframes: dict[str, UserFrame] = {}
         self._live_views: set[str] = set()
         self._lock = threading.RLock()
+        self._spark_statements = 0  # Spark statements running (under the lock, with mergekit's settings)
+        self._user_zone: str | None = None  # the caller's session zone when the last one began
         self._session_properties: dict[str, str] = {}  # SET SESSION (mergekit.planner.session)
-        for name, spec in (catalogs or {"lake": {"connector": "memory"}}).items():
+        for name, spec in catalogs.items():
             self.add_catalog(name, spec)
 
     @classmethod
@@ -198,13 +212,14 @@ class Engine:
         """The table's current state (or a version of it) as a Spark DataFrame.
 
         It is analysed with mergekit's settings (UTC, ANSI arithmetic) and keeps them when evaluated later; what the
-        caller adds to it is analysed with the caller's session settings (docs/quickstart.md, "Embedding")."""
+        caller adds to it is analysed with the caller's session settings (docs/quickstart.md, "Embedding"). It
+        leaves nothing in the session's catalog: the scan's temporary view is dropped once the DataFrame is
+        analysed (its plan holds the scan itself, not the view's name)."""
         qname = msql.QualifiedName(tuple(p.strip('"').lower() for p in name.split(".")))
         ref = msql.TableRef(name=qname, version=version)
-        ctx = self._context()  # its views live until close(): the DataFrame reads them
         # the caller's filters are unknown: none may run on the row versions the scan drops
-        ctx.guard_scans = True
-        with self._lock, applied_conf(self.spark, self._python_exec):
+        with self._lock, applied_conf(self.spark, self._python_exec), self._statement() as ctx:
+            ctx.guard_scans = True
             ctx.bind([ref])
             return self.spark.table(ctx.views[ref])
 
@@ -216,9 +231,13 @@ class Engine:
         When every value reaches the table unchanged, the rows are written on the driver through the connector's
         merge SPI, without a Spark job (``metrics["strategy"] == "driver_append"``): the fast way for a producer
         that commits many small batches into a stream. Otherwise (a CHECK constraint, a DEFAULT to evaluate, a
-        bounded ``varchar(n)``, a type conversion other than a lossless widening, a connector that routes inserted
-        rows) it runs as an ordinary INSERT from a DataFrame of ``data``, and ``metrics["driver_append_declined"]``
-        says why. See docs/quickstart.md, "Inserting Arrow data"."""
+        bounded ``varchar(n)``, a type conversion other than an integer's, a float's widening or a timestamp's, a
+        connector that routes inserted rows) it runs as an ordinary INSERT from a DataFrame of ``data``, and ``metrics["driver_append_declined"]``
+        says why. See docs/quickstart.md, "Inserting Arrow data".
+
+        The driver append runs no Spark, so it neither waits for the engine's Spark statements (a micro-batch of
+        ``stream()`` or of a streaming job running meanwhile) nor applies mergekit's Spark settings; the ordinary
+        INSERT does both, like any statement."""
         arrow = check_arrow(data)
         qname = msql.QualifiedName(tuple(p.strip('"').lower() for p in table.split(".")))
 
@@ -226,7 +245,7 @@ class Engine:
             plan = driver_append_plan(ctx, qname, arrow)
             return run_driver_append(ctx, plan, arrow) if isinstance(plan, DriverAppend) else plan
 
-        done = self._in_statement(run)
+        done = self._in_statement(run, spark=False)
         if isinstance(done, Result):
             return done
         view = f"mk_arrow_{next(_source_ids)}"
@@ -318,23 +337,45 @@ class Engine:
         stream: bool = False,
         overrides: Mapping[str, str] | None = None,
         connector_properties: Mapping[str, Any] | None = None,
+        spark: bool = True,
     ) -> _T:
         """``fn(ctx)`` as one statement: under the engine's lock and mergekit's Spark settings, its views dropped
-        at the end, any failure a :class:`MergekitError`."""
+        at the end, any failure a :class:`MergekitError`. ``spark=False``: ``fn`` runs no Spark (it only talks to
+        connectors on the driver), so it needs neither the settings nor the lock that keeps the engine's Spark
+        statements one at a time; the connectors' metadata is thread-safe (``mergekit.spi``)."""
+        if not spark:
+            # the caller's zone: while a Spark statement runs, the session shows mergekit's (UTC), not the caller's
+            user_zone = self._user_zone if self._spark_statements else session_time_zone(self.spark)
+            with self._statement(
+                stream=stream, overrides=overrides, connector_properties=connector_properties, user_zone=user_zone
+            ) as ctx:
+                return self._translated(fn, ctx)
         with self._lock:
-            user_zone = session_time_zone(self.spark)  # before mergekit's settings replace the caller's
-            with (
-                applied_conf(self.spark, self._python_exec),
-                self._statement(
-                    stream=stream, overrides=overrides, connector_properties=connector_properties, user_zone=user_zone
-                ) as ctx,
-            ):
-                try:
-                    return fn(ctx)
-                except MergekitError:
-                    raise
-                except Exception as exc:  # Spark, py4j, worker failures
-                    raise translate_error(exc) from exc
+            if not self._spark_statements:  # (a nested statement: the session shows mergekit's settings already)
+                self._user_zone = session_time_zone(self.spark)  # before mergekit's settings replace the caller's
+            self._spark_statements += 1
+            try:
+                with (
+                    applied_conf(self.spark, self._python_exec),
+                    self._statement(
+                        stream=stream,
+                        overrides=overrides,
+                        connector_properties=connector_properties,
+                        user_zone=self._user_zone,
+                    ) as ctx,
+                ):
+                    return self._translated(fn, ctx)
+            finally:
+                self._spark_statements -= 1
+
+    @staticmethod
+    def _translated(fn: Callable[[StatementContext], _T], ctx: StatementContext) -> _T:
+        try:
+            return fn(ctx)
+        except MergekitError:
+            raise
+        except Exception as exc:  # Spark, py4j, worker failures
+            raise translate_error(exc) from exc
 
 
 class MergeBuilder:

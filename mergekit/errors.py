@@ -231,6 +231,15 @@ functions or `spark.sql.ansi.enabled`, which does not apply to mergekit SQL:
 
 `CONFIGURATION_INVALID`: the Spark session cannot run mergekit's Python tasks (its Python workers' interpreter cannot
 import mergekit); the message says what to set. See docs/quickstart.md, "Embedding into your own SparkSession".
+
+## Values Python cannot hold
+
+Spark and Arrow hold dates and timestamps beyond years 1 to 9999 (`date_add('day', 1, DATE '9999-12-31')`); Python's
+`datetime` does not. `Result.rows()` and iterating a result refuse such a value, as Trino's and PostgreSQL's Python
+clients do, rather than return something else: `NUMERIC_VALUE_OUT_OF_RANGE`, `Column d holds DATE 10000-01-01,
+beyond what Python's datetime holds (years 1 to 9999): Result.to_arrow() holds it, or CAST(d AS VARCHAR) in the
+query`. `Result.to_arrow()` (and so `to_pandas()` with pandas' own limits) returns every value, and the command line
+shows them as text.
 """
 
 

@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 import pyarrow as pa
 
+from mergekit.errors import ErrorCode, MergekitError
+
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Result", "RowSource"]
+__all__ = ["Result", "RowSource", "column_values"]
 
 
 class RowSource(Protocol):
@@ -113,4 +115,44 @@ class Result:
 def _batch_rows(batch: pa.RecordBatch) -> Iterator[tuple[Any, ...]]:
     if not batch.num_columns:
         return iter(())
-    return zip(*(c.to_pylist() for c in batch.columns), strict=True)
+    return zip(
+        *(column_values(c, name) for c, name in zip(batch.columns, batch.schema.names, strict=True)), strict=True
+    )
+
+
+def column_values(column: pa.Array | pa.ChunkedArray, name: str) -> list[Any]:
+    """The column as Python values. A value Python cannot hold (a DATE or TIMESTAMP outside years 1 to 9999, which
+    Spark and Arrow hold) fails with ``NUMERIC_VALUE_OUT_OF_RANGE`` naming the column, the value and the range, as
+    Trino's and PostgreSQL's Python clients refuse such values rather than return something else."""
+    try:
+        return column.to_pylist()
+    except (OverflowError, ValueError) as exc:
+        for i in range(len(column)):
+            try:
+                column[i].as_py()
+            except (OverflowError, ValueError):
+                raise MergekitError(
+                    ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE, out_of_range_message(column, i, name)
+                ) from exc
+        raise
+
+
+def value_text(column: pa.Array | pa.ChunkedArray, i: int) -> str:
+    """Arrow's text of the ``i``-th value (for one that Python cannot hold)."""
+    try:
+        return str(column.slice(i, 1).cast(pa.string())[0].as_py())
+    except (pa.ArrowException, OverflowError, ValueError):
+        return "?"
+
+
+def out_of_range_message(column: pa.Array | pa.ChunkedArray, i: int, name: str) -> str:
+    from mergekit.spi import sql_type_name
+
+    try:
+        kind = sql_type_name(column.type).upper()
+    except Exception:  # a type without a SQL name (nested): Arrow's
+        kind = str(column.type)
+    return (
+        f"Column {name} holds {kind} {value_text(column, i)}, beyond what Python's datetime holds (years 1 to 9999): "
+        f"Result.to_arrow() holds it, or CAST({name} AS VARCHAR) in the query"
+    )

@@ -80,6 +80,20 @@ def start_continuous(
     return handle
 
 
+def _job_state(engine: Engine, name: str) -> tuple[str, str | None]:
+    """``running`` (started here and running), ``failed`` (its last run stopped with an error: the error's
+    ``[CODE] message``) or ``stopped``."""
+    handle = engine._running.get(name)
+    if handle is not None:
+        error = handle.exception  # (a batch that failed stops the query: failed even before it has stopped)
+        if error is not None:
+            return "failed", str(error)
+        if handle.is_active:
+            return "running", None
+    recorded = engine._jobs.failure(name)
+    return ("failed", recorded) if recorded is not None else ("stopped", None)
+
+
 def _collect(df: Any) -> pa.Table | None:
     return df.toArrow() if df is not None else None
 
@@ -90,12 +104,14 @@ def run_job_statement(
     store = engine._jobs
     if isinstance(statement, msql.ShowStreamingJobs):
         names = store.names()
+        states = [_job_state(engine, n) for n in names]
         return Result(
             statement="SHOW STREAMING JOBS",
             table=pa.table(
                 {
                     "Job": pa.array(names, pa.string()),
-                    "State": pa.array(["running" if n in engine._running else "stopped" for n in names], pa.string()),
+                    "State": pa.array([state for state, _ in states], pa.string()),
+                    "Error": pa.array([error for _, error in states], pa.string()),
                 }
             ),
         )
@@ -124,6 +140,8 @@ def run_job_statement(
             engine._running.pop(name, None)
         if statement.action == "drop":
             store.drop(name)
+        else:
+            store.clear_failure(name)  # a failed job, stopped: stopped (START or RUN retries the failed batch)
         return Result(statement=f"{statement.action.upper()} STREAMING JOB")
     if running is not None:
         raise MergekitError(ErrorCode.TRANSACTION_CONFLICT, f"Streaming job '{name}' is running already")
@@ -131,9 +149,13 @@ def run_job_statement(
         engine._running[name] = start_job(engine, store, name, trigger="1 second")
         return Result(statement="START STREAMING JOB")
     handle = start_job(engine, store, name, trigger=None)  # RUN: everything available now, then stop
-    handle.await_termination()
-    if handle.exception is not None:
-        raise handle.exception
+    try:
+        handle.await_termination()
+        if handle.exception is not None:
+            raise handle.exception
+    except MergekitError as exc:
+        store.record_failure(name, str(exc))  # (a batch's failure is recorded already; the query's is not)
+        raise
     done = [p for p in handle.progress if not p.get("skipped")]
     return Result(
         statement="RUN STREAMING JOB",

@@ -2,12 +2,13 @@
 
 For each entry point of the ``mergekit.connectors`` group (and each connector registered in-process): the
 distribution that provides it, its version, the first line of its docstring and, when ``probe`` is set, its
-behaviours. Probing creates the connector in a temporary directory (``warehouse`` option) with a one-column
-probe table and asks its metadata: the row change paradigm for that table, whether it has an insert layout
-(partitioned writes), whether it offers merge tables, a change feed and time travel, and its procedures.
-A connector that writes but has no row change paradigm (``get_row_change_paradigm`` raises NOT_SUPPORTED) is
-append-only: its paradigm shows as ``INSERT only``; one without a page sink provider as ``-`` (read-only).
-A connector that cannot be created that way is listed with ``?`` for what could not be found.
+behaviours. Probing creates the connector in a temporary directory (a ``warehouse``, ``root`` or ``path`` option,
+else a SQLite file as ``uri``, else no option) with two one-column probe tables, one of them with a primary key
+(a connector may answer per table), and asks its metadata: the row change paradigm of each table, whether it
+offers the row-level DELETE/UPDATE SPI, merge tables, a change feed and time travel, and its procedures. A
+connector that writes but has neither a row change paradigm (``get_row_change_paradigm`` raises NOT_SUPPORTED)
+nor the row-level SPI is append-only: its paradigm shows as ``INSERT only``; one without a page sink provider as
+``-`` (read-only). A connector that cannot be created that way is listed with ``?`` for what could not be found.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import inspect
 import sys
 import tempfile
 from importlib import metadata as importlib_metadata
+from typing import Any
 
 import attrs
 
@@ -71,27 +73,16 @@ def _first_line(text: str) -> str:
 
 
 def _probe(info: ConnectorInfo, factory: object) -> ConnectorInfo:
-    import pyarrow as pa
-
     from mergekit import plugins
-    from mergekit.errors import ErrorCode, MergekitError
-    from mergekit.spi import (
-        ColumnMetadata,
-        ConnectorFactory,
-        ConnectorMetadata,
-        ConnectorSession,
-        ConnectorTableMetadata,
-        SchemaTableName,
-        TableVersion,
-        create_connector,
-    )
+    from mergekit.spi import ConnectorFactory, ConnectorMetadata, ConnectorSession, create_connector
 
     assert isinstance(factory, ConnectorFactory)
 
     with tempfile.TemporaryDirectory(prefix="mergekit-probe-") as tmp:
         connector = None
-        # The usual names of a storage location option, then none.
-        for config in ({"warehouse": tmp}, {"root": tmp}, {"path": tmp}, {}):
+        # The usual names of a storage location option (a folder, or a database in a SQLite file), then none.
+        configs = ({"warehouse": tmp}, {"root": tmp}, {"path": tmp}, {"uri": f"sqlite:///{tmp}/probe.db"}, {})
+        for config in configs:
             try:
                 connector = create_connector(
                     factory, catalog_name="probe", config=config, context=plugins.connector_context()
@@ -115,44 +106,9 @@ def _probe(info: ConnectorInfo, factory: object) -> ConnectorInfo:
                 procedures = tuple(sorted(connector.get_procedures()))
             except Exception:
                 procedures = ()
-            name = SchemaTableName(schema="default", table="mergekit_probe")
             try:
-                if "default" not in md.list_schemas(session=session):
-                    md.create_schema(session=session, schema="default", properties={})
-                md.create_table(
-                    session=session,
-                    table_metadata=ConnectorTableMetadata(
-                        table=name, columns=(ColumnMetadata(name="id", type=pa.int64(), nullable=True),)
-                    ),
-                    ignore_existing=True,
-                )
-                handle = md.get_table_handle(session=session, table=name)
-                if handle is not None:
-                    try:
-                        connector.get_page_sink_provider()
-                        writable = True
-                    except Exception:  # read-only connector
-                        writable = False
-                    if not writable:
-                        features.insert(0, "read-only")
-                        paradigm = "-"
-                    else:
-                        try:
-                            paradigm = md.get_row_change_paradigm(session=session, table_handle=handle).name
-                            features.insert(0, "MERGE/UPDATE/DELETE")
-                        except MergekitError as exc:  # append-only: INSERT works, row changes do not
-                            if exc.code is not ErrorCode.NOT_SUPPORTED:
-                                raise
-                            paradigm = "INSERT only"
-                            features.insert(0, "INSERT")
-                    try:
-                        if (
-                            md.get_table_handle(session=session, table=name, version=TableVersion(version=0))
-                            is not None
-                        ):
-                            features.append("time travel")
-                    except Exception:  # NOT_SUPPORTED
-                        pass
+                paradigm, leading = _table_behaviours(connector, md, session)
+                features[:0] = leading
             except Exception:  # no CREATE TABLE: leave what could not be found as '?'
                 pass
             return attrs.evolve(info, paradigm=paradigm, features=tuple(features), procedures=procedures)
@@ -161,3 +117,81 @@ def _probe(info: ConnectorInfo, factory: object) -> ConnectorInfo:
                 connector.shutdown()
             except Exception:
                 pass
+
+
+def _table_behaviours(connector: Any, md: Any, session: Any) -> tuple[str, list[str]]:
+    """The paradigm column and the first features, from two probe tables: one without a key and one with a
+    primary key (a connector may answer per table: sqldb changes rows by their primary key only)."""
+    import pyarrow as pa
+
+    from mergekit.spi import ColumnMetadata, ConnectorTableMetadata, SchemaTableName, TableVersion
+
+    if "default" not in md.list_schemas(session=session):
+        md.create_schema(session=session, schema="default", properties={})
+    handles = {}
+    for key in ((), ("id",)):
+        name = SchemaTableName(schema="default", table="mergekit_probe_keyed" if key else "mergekit_probe")
+        column = ColumnMetadata(name="id", type=pa.int64(), nullable=not key)
+        try:
+            md.create_table(
+                session=session,
+                table_metadata=ConnectorTableMetadata(table=name, columns=(column,), primary_key=key),
+                ignore_existing=True,
+            )
+        except Exception:  # (a connector without primary keys: the table without one tells all)
+            if key:
+                continue
+            raise
+        handle = md.get_table_handle(session=session, table=name)
+        if handle is not None:
+            handles[key] = (name, handle)
+    if not handles:
+        return "?", []
+    try:
+        connector.get_page_sink_provider()
+    except Exception:  # read-only connector
+        return "-", ["read-only"]
+    answers = {key: _paradigm(md, session, handle) for key, (_, handle) in handles.items()}
+    plain, keyed = answers.get((), answers.get(("id",))), answers.get(("id",), answers.get(()))
+    assert plain is not None and keyed is not None
+    paradigm = plain if plain == keyed else f"{keyed} (with a primary key; without: {plain})"
+    features = []
+    if any(a not in ("INSERT only", "row-level DELETE/UPDATE") for a in answers.values()):
+        features.append("MERGE/UPDATE/DELETE")
+    elif set(answers.values()) == {"INSERT only"}:
+        features.append("INSERT")
+    if any(_row_level(md, session, handle) for _, handle in handles.values()):
+        features.append("row-level DELETE/UPDATE")
+    name, handle = next(iter(handles.values()))
+    try:
+        if md.get_table_handle(session=session, table=name, version=TableVersion(version=0)) is not None:
+            features.append("time travel")
+    except Exception:  # NOT_SUPPORTED
+        pass
+    return paradigm, features
+
+
+def _paradigm(md: Any, session: Any, handle: Any) -> str:
+    """A table's row change paradigm; ``row-level DELETE/UPDATE`` when it has none but the row-level SPI, and
+    ``INSERT only`` when it has neither (append-only)."""
+    from mergekit.errors import ErrorCode, MergekitError
+
+    try:
+        return str(md.get_row_change_paradigm(session=session, table_handle=handle).name)
+    except MergekitError as exc:
+        if exc.code is not ErrorCode.NOT_SUPPORTED:
+            raise
+    return "row-level DELETE/UPDATE" if _row_level(md, session, handle) else "INSERT only"
+
+
+def _row_level(md: Any, session: Any, handle: Any) -> bool:
+    """Whether the table takes DELETE through the row-level SPI (seed 003)."""
+    from mergekit.errors import ErrorCode, MergekitError
+
+    try:
+        md.get_delete_row_id_column_handle(session=session, table_handle=handle)
+    except MergekitError as exc:
+        if exc.code is not ErrorCode.NOT_SUPPORTED:
+            raise
+        return False
+    return True

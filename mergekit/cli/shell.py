@@ -8,7 +8,9 @@ pipe it prompts nothing and exits 1 if any statement failed, so ``mergekit shell
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,7 +24,7 @@ CONTINUATION = "      -> "
 
 HELP = """\
 Statements end with ';' and may span several lines.
-  \\d            list the tables of every catalog and schema
+  \\d            list the tables of every catalog and schema (each once, its companions beside it)
   \\d NAME       describe a table (columns, types)
   \\dn           list schemas
   \\timing       toggle the elapsed time shown with results
@@ -91,9 +93,27 @@ class Shell:
                 yield line.rstrip("\n"), True
             return
         history = _setup_readline()
+        # Ctrl-C at the prompt clears the input (KeyboardInterrupt out of input()); while a statement runs, the
+        # runner's handler cancels it; anywhere else (a result just shown, \d drawing its table, Spark's job group
+        # being cleared) it only asks for a fresh prompt, as psql gives: never a KeyboardInterrupt out of the loop.
+        interrupted = False
+        at_prompt = False
+
+        def on_sigint(signum: int, frame: Any) -> None:
+            nonlocal interrupted
+            if at_prompt:
+                raise KeyboardInterrupt
+            interrupted = True
+
+        previous = signal.signal(signal.SIGINT, on_sigint) if _main_thread() else None
         try:
             while True:
+                if interrupted:
+                    interrupted = False
+                    self._buffer = []
+                    self.output.out.print()  # after the terminal's echoed ^C
                 try:
+                    at_prompt = True
                     line = input(CONTINUATION if self._buffer else PROMPT)
                 except EOFError:
                     self.output.out.print()
@@ -102,8 +122,12 @@ class Shell:
                     self.output.out.print("^C")
                     self._buffer = []
                     continue
+                finally:
+                    at_prompt = False
                 yield line, True
         finally:
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
             _save_history(history)
 
     # ---- the loop ----------------------------------------------------------------------------------
@@ -193,7 +217,7 @@ class Shell:
             if word in ("\\?", "\\h", "help"):
                 self.output.out.print(HELP, markup=False, highlight=False)
             elif word == "\\d" and not arg:
-                self.output.table(["Catalog", "Schema", "Table"], self.tables())
+                self.output.table(["Catalog", "Schema", "Table", "Companion tables"], self.tables())
             elif word == "\\d":
                 self._show(f"DESCRIBE {arg}")
             elif word == "\\dn":
@@ -233,8 +257,10 @@ class Shell:
                 out.append((catalog, schema))
         return out
 
-    def tables(self) -> list[tuple[str, str, str]]:
-        """Every table of every catalog, through the connectors' metadata (no Spark job)."""
+    def tables(self) -> list[tuple[str, str, str, str]]:
+        """Every table of every catalog once, as its user created it, with the tables the connector created
+        along with it (``list_companion_tables``: a journal's ``<t>_journal``); through the connectors' metadata
+        (no Spark job)."""
         from mergekit.spi import ConnectorSession
 
         out = []
@@ -242,9 +268,18 @@ class Shell:
             md = connector.get_metadata()
             session = ConnectorSession(catalog=catalog)
             for schema in sorted(md.list_schemas(session=session)):
+                companions = md.list_companion_tables(session=session, schema=schema)
+                beside: dict[Any, list[str]] = {}
+                for companion, table in companions.items():
+                    beside.setdefault(table, []).append(companion.table)
                 for name in sorted(md.list_tables(session=session, schema=schema), key=str):
-                    out.append((catalog, name.schema, name.table))
+                    if name not in companions:
+                        out.append((catalog, name.schema, name.table, ", ".join(sorted(beside.get(name, [])))))
         return out
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
 
 
 def _isatty(stream: Any) -> bool:

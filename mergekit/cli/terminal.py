@@ -23,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mergekit.errors import ErrorCode, MergekitError
+from mergekit.result import value_text
 
 __all__ = [
     "Output",
@@ -63,6 +64,22 @@ def format_value(value: Any) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k}: {format_value(v)}" for k, v in value.items()) + "}"
     return str(value)
+
+
+def _display_values(column: Any) -> list[Any]:
+    """A column's values to format; one Python cannot hold (a DATE or TIMESTAMP beyond years 1 to 9999, which
+    ``Result.rows()`` refuses) as Arrow's text of it: the command line shows what the query returned."""
+    try:
+        return list(column.to_pylist())
+    except (OverflowError, ValueError):
+        out: list[Any] = []
+        for i in range(len(column)):
+            try:
+                out.append(column[i].as_py())
+            except (OverflowError, ValueError):
+                text = value_text(column, i).replace(".000000", "")
+                out.append(text[:-1] + " UTC" if text.endswith("Z") else text)
+        return out
 
 
 def as_mergekit_error(exc: BaseException) -> MergekitError:
@@ -231,7 +248,7 @@ class Output:
                     check()
                 if not batch.num_columns:
                     continue
-                values = [c.to_pylist() for c in batch.columns]
+                values = [_display_values(c) for c in batch.columns]
                 for row in zip(*values, strict=True):
                     if max_rows is not None and shown >= max_rows:
                         more = True

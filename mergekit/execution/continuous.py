@@ -312,6 +312,10 @@ class StreamHandle:
     def exception(self) -> MergekitError | None:
         if self.failure:
             return self._error(self.failure[-1])
+        if self.query is not None and not self.query.isActive:  # died outside a batch (its source, Spark)
+            died = self.query.exception()
+            if died is not None:
+                return self._error(died)
         return None
 
     def rows(self) -> pa.Table | None:

@@ -12,9 +12,11 @@ import logging
 import os
 import shutil
 import sys
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
+from pyspark import SparkConf
 from pyspark.sql import SparkSession
 
 from mergekit.errors import ErrorCode, MergekitError
@@ -74,31 +76,74 @@ def local_session(
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     cores = os.cpu_count() or 2
     master = master or os.environ.get("MERGEKIT_SPARK_MASTER", f"local[{min(cores, 4)}]")
-    builder = (
-        SparkSession.builder.master(master)
-        .appName("mergekit")
-        .config("spark.pyspark.python", sys.executable)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", str(shuffle_partitions or max(2, cores)))
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+    settings = {
+        "spark.master": master,
+        "spark.app.name": "mergekit",
+        "spark.pyspark.python": sys.executable,
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": str(shuffle_partitions or max(2, cores)),
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
         # Arrow batches to and from Python workers (scans, processors, sinks): fewer, larger pages
-        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "65536")
+        "spark.sql.execution.arrow.maxRecordsPerBatch": "65536",
         # Native scans name their files one by one (a journal's deltas: hundreds); above this many paths Spark
         # lists them with a distributed job, which costs more than listing them on the driver.
-        .config("spark.sql.sources.parallelPartitionDiscovery.threshold", "1024")
-        .config("spark.driver.memory", os.environ.get("MERGEKIT_DRIVER_MEMORY", "2g"))
-        .config("spark.sql.adaptive.enabled", "true")
-    )
+        "spark.sql.sources.parallelPartitionDiscovery.threshold": "1024",
+        "spark.driver.memory": os.environ.get("MERGEKIT_DRIVER_MEMORY", "2g"),
+        "spark.sql.adaptive.enabled": "true",
+    }
     if master.startswith("local[") or master == "local":
         # One process: shuffle blocks never cross a network, and compressing them costs the CPU the join needs
         # (a 10M/1M MERGE shuffles 1.6M rows; about 0.2 s of its 3.5 s on 2 cores).
-        builder = builder.config("spark.shuffle.compress", "false").config("spark.shuffle.spill.compress", "false")
-    for key, value in {**REQUIRED_CONF, _EXCLUDED_RULES_KEY: _with_excluded_rules(None), **(conf or {})}.items():
-        builder = builder.config(key, value)
+        settings.update({"spark.shuffle.compress": "false", "spark.shuffle.spill.compress": "false"})
+    settings.update({**REQUIRED_CONF, _EXCLUDED_RULES_KEY: _with_excluded_rules(None), **(conf or {})})
+    spark_conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
+    _start_jvm(spark_conf)
+    builder = SparkSession.builder.config(conf=spark_conf)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("OFF")
     return spark
+
+
+#: The line the JVM prints on standard error whenever Spark's driver starts: Spark's launcher adds
+#: ``--add-modules=jdk.incubator.vector`` to every driver, and the JVM has no option to silence the warning.
+JVM_START_WARNING = b"WARNING: Using incubator modules:"
+
+
+def _start_jvm(conf: SparkConf) -> None:
+    """Start the JVM of Spark's driver (as PySpark would on ``getOrCreate``) with its standard error read through
+    a pipe: a daemon thread copies every line to this process's standard error except :data:`JVM_START_WARNING`,
+    so errors (a launcher that fails: all of its output before the exception) and Spark's log (when it is on)
+    still show. Nothing to do when a JVM is running or given (``PYSPARK_GATEWAY_PORT``)."""
+    from pyspark import SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return
+    read_end, write_end = os.pipe()
+    copier = threading.Thread(target=_copy_jvm_stderr, args=(read_end,), name="mergekit-jvm-stderr", daemon=True)
+    copier.start()
+    try:
+        gateway = launch_gateway(conf, popen_kwargs={"stderr": write_end})
+    except BaseException:
+        os.close(write_end)
+        copier.join(10)  # the launcher has exited: what it printed, before its failure is reported
+        raise
+    os.close(write_end)  # the JVM holds its own copy
+    SparkContext._ensure_initialized(gateway=gateway)
+
+
+def _copy_jvm_stderr(fd: int) -> None:
+    with os.fdopen(fd, "rb") as stream:
+        for line in iter(stream.readline, b""):
+            if line.startswith(JVM_START_WARNING):
+                continue
+            try:
+                view = memoryview(line)
+                while view:
+                    view = view[os.write(2, view) :]
+            except OSError:  # standard error closed: nowhere left to show it
+                pass
 
 
 @contextmanager

@@ -42,9 +42,10 @@ from mergekit.spi import JOB_BATCH_PROPERTY, JobBatch
 
 from .context import StatementContext
 from .continuous import ContinuousQuery, StreamHandle, batch_ranges, start_commits_query
+from .errors import translate_error
 from .lookup import binary_collation
 
-__all__ = ["JobStore", "job_batch_runner", "FAULT_AFTER_COMMIT"]
+__all__ = ["JobStore", "as_error", "job_batch_runner", "FAULT_AFTER_COMMIT"]
 
 #: Test hook: the process exits right after the target committed this batch id (before Spark's checkpoint).
 FAULT_AFTER_COMMIT = "MERGEKIT_FAULT_EXIT_AFTER_JOB_COMMIT"
@@ -108,6 +109,26 @@ class JobStore:
     def drop(self, name: str) -> None:
         shutil.rmtree(self._dir(name))
 
+    def record_failure(self, name: str, error: str) -> None:
+        """Remember the ``[CODE] message`` that stopped the job's last run (``SHOW STREAMING JOBS`` shows it, also
+        to another engine or a later ``mergekit`` command); ``START``, ``RUN`` and ``STOP`` forget it."""
+        folder = self._dir(name)
+        if not (folder / "job.json").exists():  # dropped meanwhile
+            return
+        tmp = folder / "failure.json.tmp"
+        tmp.write_text(json.dumps({"error": error, "at": time.time()}))
+        os.replace(tmp, folder / "failure.json")
+
+    def failure(self, name: str) -> str | None:
+        path = self._dir(name) / "failure.json"
+        try:
+            return str(json.loads(path.read_text())["error"])
+        except (OSError, ValueError, KeyError):
+            return None
+
+    def clear_failure(self, name: str) -> None:
+        (self._dir(name) / "failure.json").unlink(missing_ok=True)
+
     def names(self) -> list[str]:
         if self.root is None or not self.root.exists():
             return []
@@ -139,9 +160,15 @@ def check_job(ctx: StatementContext, job: msql.CreateStreamingJob) -> Continuous
 
 
 def job_batch_runner(
-    engine: Any, job: msql.CreateStreamingJob, job_id: str, prepared: ContinuousQuery, handle: StreamHandle
+    engine: Any,
+    job: msql.CreateStreamingJob,
+    job_id: str,
+    prepared: ContinuousQuery,
+    handle: StreamHandle,
+    on_failure: Callable[[BaseException], None] | None = None,
 ) -> Callable[[DataFrame, int], None]:
-    """The ``foreachBatch`` function of a job (the steps in the module's docstring)."""
+    """The ``foreachBatch`` function of a job (the steps in the module's docstring); ``on_failure`` is told the
+    error that fails a batch (and so stops the job)."""
     body = job.body
     assert isinstance(body, msql.Merge | msql.Insert)
     keys: tuple[str, ...] = ()
@@ -192,6 +219,8 @@ def job_batch_runner(
                     entry["compacted"] = _compact(engine, target)
         except BaseException as exc:
             handle.failure.append(exc)
+            if on_failure is not None:
+                on_failure(exc)
             raise
 
     return run
@@ -321,7 +350,10 @@ def start_job(engine: Any, store: JobStore, name: str, *, trigger: str | None) -
     job = store.load(name)
     prepared = engine._in_statement(lambda ctx: check_job(ctx, job))
     handle = StreamHandle(name=name, query=None)
-    runner = job_batch_runner(engine, job, store.job_id(name), prepared, handle)
+    store.clear_failure(name)
+    runner = job_batch_runner(
+        engine, job, store.job_id(name), prepared, handle, lambda exc: store.record_failure(name, str(as_error(exc)))
+    )
     handle.query = start_commits_query(
         engine.spark,
         prepared.payload(engine._catalogs),
@@ -335,12 +367,19 @@ def start_job(engine: Any, store: JobStore, name: str, *, trigger: str | None) -
 
 
 def progress_table(progress: list[dict[str, Any]]) -> pa.Table:
-    """One row per micro-batch: its id, the source rows, the statement's row count, whether it was skipped."""
+    """One row per micro-batch: its id, its source rows (NULL for a skipped batch: not read), the rows its
+    statement changed (0 when none ran) and how many batches it skipped (1 for a replay of a committed batch,
+    else 0; the reason is in ``metrics["progress"]``)."""
     return pa.table(
         {
             "batch": pa.array([p["batch"] for p in progress], pa.int64()),
-            "source_rows": pa.array([p.get("rows") for p in progress], pa.int64()),
-            "count": pa.array([p.get("count") for p in progress], pa.int64()),
-            "skipped": pa.array([p.get("skipped") for p in progress], pa.string()),
+            "source_rows": pa.array([None if p.get("skipped") else p.get("rows", 0) for p in progress], pa.int64()),
+            "count": pa.array([p.get("count") or 0 for p in progress], pa.int64()),
+            "skipped": pa.array([1 if p.get("skipped") else 0 for p in progress], pa.int64()),
         }
     )
+
+
+def as_error(exc: BaseException) -> MergekitError:
+    """What stopped a job, as the coded error a user sees."""
+    return exc if isinstance(exc, MergekitError) else translate_error(exc)

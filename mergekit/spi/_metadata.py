@@ -159,6 +159,18 @@ class ConnectorMetadata(StreamMetadata, JobMetadata, ViewMetadata, RowLevelMetad
         catalog (``mergekit connectors``, ``mergekit rewrite``). Returns the names in any order; an unknown
         schema yields an empty list rather than an error."""
 
+    def list_companion_tables(
+        self, *, session: ConnectorSession, schema: str | None
+    ) -> Mapping[SchemaTableName, SchemaTableName]:
+        """The tables :meth:`list_tables` lists that the connector created along with another table, as another
+        form of it, each mapped to that table: the journal connector's ``<t>_journal`` (every stored version of
+        ``t``) to ``t``.
+
+        Optional. Called on the driver by tools that show a catalog to a person: ``mergekit shell``'s ``\\d``
+        lists each table once, as its user created it, and names its companions beside it (``SHOW TABLES``
+        still lists every name). Same ``schema`` convention as :meth:`list_tables`. Default: none."""
+        return {}
+
     @abc.abstractmethod
     def get_table_handle(
         self, *, session: ConnectorSession, table: SchemaTableName, version: TableVersion | None = None

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from .clirun import SCRIPT, mergekit, no_traceback, table_rows
 
-JVM_STARTED = "Using incubator modules"  # the JVM's one line on stderr when Spark starts
+#: No Java here: a command that tried to start Spark would fail with the launcher's error, not the one asserted.
+NO_JAVA = {"JAVA_HOME": "/nonexistent/mergekit-tests-no-java"}
+
+
+def _spark_not_tried(stderr: str) -> None:
+    assert "JAVA_HOME" not in stderr and "JAVA_GATEWAY_EXITED" not in stderr and "java" not in stderr.lower(), stderr
 
 
 def test_connectors_lists_installed_plugins_with_their_behaviours():
@@ -20,34 +25,38 @@ def test_connectors_lists_installed_plugins_with_their_behaviours():
     assert "time travel" in rows["journal"][4] and "change feed" in rows["journal"][4]
     assert rows["journal"][5] == "compact, vacuum"
     assert rows["partitioned"][1] == "mergekit-partitioned"
+    # a connector that needs a database: probed in a SQLite file; both of its SPIs listed (issue 26, row 20)
+    assert rows["sqldb"][1:4] == ["mergekit-sqldb", "0.1.0", "CHANGE_ONLY_UPDATED_COLUMNS"]
+    assert rows["sqldb"][4] == "MERGE/UPDATE/DELETE, row-level DELETE/UPDATE"
+    assert "?" not in [r[3] for r in rows.values()]
     # the out-of-tree example, installed with `pip install ./examples/csvdir`, found through its entry point
     assert rows["csvdir"][1:3] == ["mergekit-csvdir", "0.1.0"]
 
 
 def test_syntax_error_exits_1_before_spark_starts():
-    proc = mergekit("sql", "SELECT * FROM accounts; SELEC 1")
+    proc = mergekit("sql", "SELECT * FROM accounts; SELEC 1", env=NO_JAVA)
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert proc.stderr.startswith("[SYNTAX_ERROR] line 1:"), proc.stderr
-    assert JVM_STARTED not in proc.stderr
+    _spark_not_tried(proc.stderr)
     no_traceback(proc)
 
 
 def test_bad_catalog_configurations_are_reported_before_spark_starts(tmp_path):
     config = tmp_path / "catalogs.toml"
     config.write_text('[catalogs.lake]\nconnector = "no-such-connector"\n')
-    proc = mergekit("--catalog-config", str(config), "sql", "SELECT 1")
+    proc = mergekit("--catalog-config", str(config), "sql", "SELECT 1", env=NO_JAVA)
     assert proc.returncode == 1
     assert proc.stderr.startswith("[CONNECTOR_NOT_FOUND] Connector 'no-such-connector' is not installed"), proc.stderr
     config.write_text("[catalogs.lake\n")
-    proc = mergekit("sql", "--catalog-config", str(config), "SELECT 1")
+    proc = mergekit("sql", "--catalog-config", str(config), "SELECT 1", env=NO_JAVA)
     assert proc.returncode == 1
     assert proc.stderr.startswith(f"[INVALID_ARGUMENTS] Catalog configuration {config} is not valid TOML"), proc.stderr
-    proc = mergekit("--catalog-config", str(tmp_path / "missing.toml"), "sql", "SELECT 1")
+    proc = mergekit("--catalog-config", str(tmp_path / "missing.toml"), "sql", "SELECT 1", env=NO_JAVA)
     assert proc.returncode == 1
     assert "[INVALID_ARGUMENTS] Invalid value for '--catalog-config'" in proc.stderr
     assert "missing.toml' does not exist" in proc.stderr
-    assert JVM_STARTED not in proc.stderr
+    _spark_not_tried(proc.stderr)
     no_traceback(proc)
 
 
@@ -61,11 +70,11 @@ def test_run_names_the_file_line_and_statement_of_a_syntax_error_before_spark_st
         "  FROM t\n"
         " WHERE id = = 1;\n"
     )
-    proc = mergekit("run", str(script))
+    proc = mergekit("run", str(script), env=NO_JAVA)
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert proc.stderr.startswith(f"{script}:6:"), proc.stderr
     assert " (statement 3): [SYNTAX_ERROR] " in proc.stderr
     assert "line 1:" not in proc.stderr and "line 3:" not in proc.stderr  # the file's line, not the statement's
-    assert JVM_STARTED not in proc.stderr
+    _spark_not_tried(proc.stderr)
     no_traceback(proc)

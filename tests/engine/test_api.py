@@ -33,6 +33,29 @@ def test_results_expose_rows_columns_and_arrow(spark) -> None:
     assert results[1].to_arrow().to_pydict() == {"rows": [2]}
 
 
+def test_dates_and_timestamps_python_cannot_hold_fail_by_name_and_arrow_keeps_them(spark) -> None:
+    """Issue 26: a DATE or TIMESTAMP beyond years 1 to 9999 (which Spark and Arrow hold) is refused by ``rows()``
+    and iteration with a coded error naming the column, the value and the range, as Trino's and PostgreSQL's
+    Python clients refuse it; ``to_arrow()`` returns it, and in-range rows of the same query read as usual."""
+    engine = Engine(spark=spark, catalogs={"lake": {"connector": "memory"}})
+    result = engine.execute(
+        "SELECT n, date_add('day', n, DATE '9999-12-31') AS d, "
+        "TIMESTAMP '0001-01-01 00:00:00' - n * INTERVAL '1' SECOND AS t FROM (VALUES 0, 1) v(n) ORDER BY n"
+    )
+    with pytest.raises(MergekitError) as refused:
+        result.rows()
+    assert str(refused.value) == (
+        "[NUMERIC_VALUE_OUT_OF_RANGE] Column d holds DATE 10000-01-01, beyond what Python's datetime holds (years 1 to "
+        "9999): Result.to_arrow() holds it, or CAST(d AS VARCHAR) in the query"
+    )
+    with pytest.raises(MergekitError) as refused:
+        list(engine.execute("SELECT t FROM (VALUES TIMESTAMP '0001-01-01 00:00:00' - INTERVAL '1' SECOND) v(t)"))
+    assert refused.value.code is ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE
+    assert "Column t holds TIMESTAMP " in str(refused.value) and "0000-12-31 23:59:59" in str(refused.value)
+    assert result.to_arrow().column("d").cast(pa.string()).to_pylist() == ["9999-12-31", "10000-01-01"]
+    assert engine.execute("SELECT CAST(DATE '9999-12-31' + INTERVAL '1' DAY AS VARCHAR)").rows() == [("+10000-01-01",)]
+
+
 def test_table_returns_a_dataframe_of_the_current_state(spark) -> None:
     engine = Engine(spark=spark, catalogs={"lake": {"connector": "memory"}})
     engine.execute_script("CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1), (2)")

@@ -93,6 +93,38 @@ def test_settings_the_user_never_set_stay_unset(spark) -> None:
             spark.conf.set(TIME_ZONE, saved)
 
 
+def test_an_engine_without_catalogs_is_refused_saying_what_to_pass(spark) -> None:
+    """Issue 26, row 15: tables that silently vanish at exit are worse than one line of configuration."""
+    for make in (lambda: Engine(spark=spark), lambda: Engine(spark=spark, default_catalog="lake")):
+        with pytest.raises(MergekitError) as refused:
+            make()
+        assert refused.value.code is ErrorCode.INVALID_ARGUMENTS
+        assert str(refused.value).startswith(
+            "[INVALID_ARGUMENTS] Engine(...) needs catalogs=...: where its tables live"
+        )
+        assert "{'lake': {'connector': 'journal', 'warehouse': '/data/lake'}}" in str(refused.value)
+        assert "Engine.local(warehouse='./warehouse')" in str(refused.value)
+
+
+def test_engine_table_leaves_no_temporary_views_behind(spark, tmp_path: Path) -> None:
+    """Issue 26, row 16: ``engine.table()`` fifty times adds nothing to the user's catalog, and every DataFrame it
+    returned still reads the table as it was, also after later commits."""
+    engine = Engine(spark=spark, catalogs={"lake": {"connector": "journal", "warehouse": str(tmp_path)}})
+    try:
+        engine.execute("CREATE TABLE t (id INTEGER, v VARCHAR)")
+        engine.execute("INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+        before = sorted(t.name for t in spark.catalog.listTables())
+        frames = [engine.table("t") for _ in range(50)]
+        assert sorted(t.name for t in spark.catalog.listTables()) == before
+        engine.execute("UPDATE t SET v = 'c' WHERE id = 2")
+        assert sorted(tuple(r) for r in frames[0].collect()) == [(1, "a"), (2, "b")]
+        assert frames[-1].where("id = 2").select("v").first().v == "b"
+        assert sorted(tuple(r) for r in engine.table("t").collect()) == [(1, "a"), (2, "c")]
+        assert sorted(t.name for t in spark.catalog.listTables()) == before
+    finally:
+        engine.close()
+
+
 # A user program: the venv's python builds its own local session first, with python3 on PATH being an interpreter
 # that cannot import mergekit (the virtualenv's base interpreter) and no PYSPARK_PYTHON, then embeds mergekit.
 USER_PROGRAM = textwrap.dedent(

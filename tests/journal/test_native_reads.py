@@ -16,8 +16,8 @@ _ENGINES: list = []
 
 @pytest.fixture(autouse=True)
 def _close_engines():
-    """Each test's engines are closed after it: the views of ``Engine.table()`` DataFrames live until then, and the
-    Spark session is shared by the whole run (tests/cli checks that no mergekit view is left behind)."""
+    """Each test's engines are closed after it: the Spark session is shared by the whole run (tests/cli checks that
+    no mergekit view is left behind)."""
     yield
     while _ENGINES:
         _ENGINES.pop().close()

@@ -7,12 +7,16 @@ emits each row in the batch that brought it."""
 from __future__ import annotations
 
 import datetime
+import threading
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
+from mergekit_memory import MemoryConnector
 
 from mergekit import Engine
 from mergekit.errors import ErrorCode, MergekitError
+from mergekit.spi import RowChangeParadigm
 
 from .seed_orders import ORDERS as SEED_ORDERS
 from .seed_orders import ts
@@ -222,3 +226,87 @@ def test_a_backlog_is_worked_off_in_batches_of_at_most_max_commits(lake: Engine)
         handle.stop()
     assert [p["commits"] for p in handle.progress] == [{0: (-1, 2)}, {0: (2, 3)}]
     assert _rows(handle) == [(0,), (1,), (2,)]
+
+
+class _Gate:
+    """Where a micro-batch waits: ``armed``, a catalog lookup of the gated catalog signals ``entered`` and waits
+    until ``opened`` (or two minutes, so that a regression fails rather than hangs), then signals ``left``."""
+
+    def __init__(self) -> None:
+        self.armed, self.entered, self.opened, self.left = (threading.Event() for _ in range(4))
+        self.time_zone_inside: str | None = None
+
+    def pass_through(self, spark) -> None:
+        if self.armed.is_set():
+            self.time_zone_inside = spark.conf.get("spark.sql.session.timeZone")
+            self.entered.set()
+            self.opened.wait(120)
+            self.left.set()
+
+
+class _GatedConnector(MemoryConnector):
+    """The memory connector, its table lookups passing through a :class:`_Gate` (on the driver, inside the
+    statement that resolves the table: a micro-batch holds still there, holding whatever its statement holds)."""
+
+    def __init__(self, gate: _Gate, spark) -> None:
+        super().__init__(paradigm=RowChangeParadigm.DELETE_ROW_AND_INSERT_ROW)
+
+        class GatedMetadata(type(super().get_metadata())):  # type: ignore[misc]
+            def get_table_handle(self, **kwargs):  # type: ignore[no-untyped-def]
+                gate.pass_through(spark)
+                return super().get_table_handle(**kwargs)
+
+        self._gated = GatedMetadata(self)
+
+    def get_metadata(self):  # type: ignore[no-untyped-def]
+        return self._gated
+
+
+def _orders(order_ids: list[int]) -> pa.Table:
+    return pa.table(
+        {
+            "rowtime": pa.array([datetime.datetime(2015, 2, 15, 10, i) for i in order_ids], pa.timestamp("us")),
+            "productId": pa.array([10] * len(order_ids), pa.int32()),
+            "orderId": pa.array(order_ids, pa.int32()),
+            "units": pa.array([1] * len(order_ids), pa.int32()),
+        }
+    )
+
+
+def test_insert_arrow_is_not_blocked_by_a_micro_batch_of_the_same_engine(lake: Engine) -> None:
+    """Issue 26, row 14: a producer's driver append commits while a micro-batch of the same engine is in the
+    middle of its statement (held at a catalog lookup), instead of waiting for the whole batch; the batch keeps
+    mergekit's Spark settings meanwhile, and the rows arrive in a later batch."""
+    spark = lake.spark
+    gate = _Gate()
+    lake.add_catalog("gate", _GatedConnector(gate, spark))
+    lake.execute("CREATE TABLE gate.default.products (productId INTEGER, name VARCHAR)")
+    lake.execute("INSERT INTO gate.default.products VALUES (10, 'paint')")
+    batches: list[list[tuple]] = []
+    handle = lake.stream(
+        "SELECT STREAM o.orderId, p.name FROM Orders AS o JOIN gate.default.products AS p ON o.productId = p.productId",
+        on_batch=lambda t: batches.append(sorted(tuple(r.values()) for r in t.to_pylist())),
+        trigger="0.2 seconds",
+    )
+    users_zone = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")  # the user's own setting
+    try:
+        gate.armed.set()
+        assert lake.insert_arrow("Orders", _orders([1])).metrics["strategy"] == "driver_append"
+        assert gate.entered.wait(180), "no micro-batch reached the gate"
+        # the batch is inside its statement now, with mergekit's settings applied
+        inserted = lake.insert_arrow("Orders", _orders([2, 3]))
+        assert not gate.left.is_set(), "insert_arrow waited for the micro-batch"
+        assert inserted.row_count == 2 and inserted.metrics["strategy"] == "driver_append"
+        assert gate.time_zone_inside == "UTC"
+        assert spark.conf.get("spark.sql.session.timeZone") == "UTC"  # the append left the batch's settings alone
+        gate.armed.clear()
+        gate.opened.set()
+        handle.process_all_available()
+        assert spark.conf.get("spark.sql.session.timeZone") == "America/New_York"
+    finally:
+        gate.opened.set()
+        handle.stop()
+        spark.conf.set("spark.sql.session.timeZone", users_zone)
+    assert batches == [[(1, "paint")], [(2, "paint"), (3, "paint")]]
+    assert handle.exception is None

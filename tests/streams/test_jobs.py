@@ -96,6 +96,7 @@ def test_a_job_killed_between_its_commit_and_the_checkpoint_applies_each_batch_o
         result = engine.execute("RUN STREAMING JOB j")
         progress = result.metrics["progress"]
         assert progress[0]["batch"] == 0 and "committed already" in progress[0]["skipped"]  # the replay: skipped
+        assert result.rows()[0] == (0, None, 0, 1)  # batch, source_rows (not read), count, skipped
         assert [p["batch"] for p in progress[1:]] == [1]  # the two later commits: one batch
         assert _rows(engine, "target") == _rows(engine, "by_hand")
         assert engine.execute("RUN STREAMING JOB j").metrics["batches"] == 0  # nothing new: nothing runs
@@ -183,7 +184,9 @@ def test_job_statements_and_refusals(spark, tmp_path: Path) -> None:
         assert ran.metrics["progress"][0]["compacted"] == "compacted"  # compact_every = 1: after every batch
         history = engine.execute("DESCRIBE HISTORY target").table.to_pylist()
         assert "compact" in [h.get("operation") for h in history]
-        assert engine.execute("SHOW STREAMING JOBS").table.to_pylist() == [{"Job": "ins", "State": "stopped"}]
+        assert engine.execute("SHOW STREAMING JOBS").table.to_pylist() == [
+            {"Job": "ins", "State": "stopped", "Error": None}
+        ]
         engine.execute("DROP STREAMING JOB ins")
         engine.execute("DROP STREAMING JOB IF EXISTS ins")
         # created again under the same name: a new job, whose batch 0 is not the old job's batch 0
@@ -196,5 +199,56 @@ def test_job_statements_and_refusals(spark, tmp_path: Path) -> None:
             engine.execute("RUN STREAMING JOB ins")
         assert caught.value.code is ErrorCode.STREAMING_JOB_NOT_FOUND
         assert (101, 1) in [(k, v) for k, v, _ in _rows(engine, "target")]
+    finally:
+        engine.close()
+
+
+def test_a_job_that_died_shows_failed_with_its_error_and_can_be_stopped_rerun_and_dropped(
+    spark, tmp_path: Path
+) -> None:
+    """Issue 26, row 3: a started job whose batch fails (two source rows for one key, policy 'error') is ``failed``
+    in SHOW STREAMING JOBS, with the error's ``[CODE] message``, here and for another engine on the same state
+    folder (a later ``mergekit`` command); STOP, RUN, DROP and START then do what they say."""
+    engine = _engine(spark, tmp_path)
+    try:
+        _setup(engine)
+        engine.execute(MERGE_JOB.format(name="d", options="", target="target"))
+        engine.execute(f"INSERT INTO events VALUES {_values([('10:02:00', 1, 30), ('10:01:00', 1, 10)])}")
+        before = _rows(engine, "target")
+        engine.execute("START STREAMING JOB d")
+        handle = engine.running_job("d")
+        assert handle is not None
+        with pytest.raises(MergekitError) as died:
+            handle.await_termination()
+        error = str(died.value)
+        assert error.startswith("[MERGE_TARGET_ROW_MULTIPLE_MATCHES] Streaming job 'd', batch 0: 2 source rows have")
+        failed = [{"Job": "d", "State": "failed", "Error": error}]
+        assert engine.execute("SHOW STREAMING JOBS").table.to_pylist() == failed
+        other = _engine(spark, tmp_path)  # another engine on the same folders (say, the next CLI command)
+        assert other.execute("SHOW STREAMING JOBS").table.to_pylist() == failed
+        other.close()
+        assert _rows(engine, "target") == before  # nothing of the batch
+
+        with pytest.raises(MergekitError) as again:  # RUN retries the failed batch: the same error, still failed
+            engine.execute("RUN STREAMING JOB d")
+        assert str(again.value) == error
+        assert engine.execute("SHOW STREAMING JOBS").table.to_pylist() == failed
+        engine.execute("STOP STREAMING JOB d")
+        assert engine.execute("SHOW STREAMING JOBS").rows() == [("d", "stopped", None)]
+
+        # the fix for that batch: the job again, keeping the last row of a key
+        engine.execute("DROP STREAMING JOB d")
+        assert engine.execute("SHOW STREAMING JOBS").rows() == []
+        engine.execute(MERGE_JOB.format(name="d", options=" WITH (duplicates = 'last')", target="target"))
+        ran = engine.execute("RUN STREAMING JOB d")
+        assert ran.columns == ["batch", "source_rows", "count", "skipped"]
+        assert ran.rows() == [(0, 1, 1, 0)]  # one row of key 1 left, inserted; nothing skipped
+        engine.execute("START STREAMING JOB d")
+        engine.execute(f"INSERT INTO events VALUES {_values([('10:05:00', 1, 2)])}")
+        engine.running_job("d").process_all_available()
+        assert engine.execute("SHOW STREAMING JOBS").rows() == [("d", "running", None)]
+        engine.execute("STOP STREAMING JOB d")
+        assert engine.execute("SHOW STREAMING JOBS").rows() == [("d", "stopped", None)]
+        assert (1, 32) in [(k, v) for k, v, _ in _rows(engine, "target")]
     finally:
         engine.close()

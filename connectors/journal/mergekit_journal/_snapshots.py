@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -169,6 +169,20 @@ class SnapshotMetadata(ConnectorMetadata):
             out.append(SchemaTableName(schema=s, table=t))
             if not _is_stream(spec_json):
                 out.append(SchemaTableName(schema=s, table=t + self.config.journal_suffix))
+        return out
+
+    def list_companion_tables(
+        self, *, session: ConnectorSession, schema: str | None
+    ) -> Mapping[SchemaTableName, SchemaTableName]:
+        """Each table's journal (``<table>_journal``), mapped to the table."""
+        suffix = self.config.journal_suffix
+        names = self.list_tables(session=session, schema=schema)
+        listed = set(names)
+        out = {}
+        for name in names:
+            base = SchemaTableName(schema=name.schema, table=name.table[: -len(suffix)])
+            if suffix and name.table.endswith(suffix) and base.table and base in listed:
+                out[name] = base
         return out
 
     def _table_row(self, cur: Cursor, schema: str, name: str) -> tuple[Any, ...] | None:

@@ -207,6 +207,12 @@ class TablesMetadata(ConnectorMetadata):
             names += [SchemaTableName(schema=SYSTEM_SCHEMA, table=t) for t in SYSTEM_TABLES]
         return sorted(set(names), key=lambda n: (n.schema, n.table))
 
+    def list_companion_tables(
+        self, *, session: ConnectorSession, schema: str | None
+    ) -> Mapping[SchemaTableName, SchemaTableName]:
+        """The base's."""
+        return self.bm.list_companion_tables(session=session, schema=schema)
+
     def get_table_handle(
         self, *, session: ConnectorSession, table: SchemaTableName, version: TableVersion | None = None
     ) -> ConnectorTableHandle | None:
