@@ -192,7 +192,7 @@ class Engine:
 
         It is analysed with mergekit's settings (UTC, ANSI arithmetic) and keeps them when evaluated later; what the
         caller adds to it is analysed with the caller's session settings (docs/quickstart.md, "Embedding")."""
-        qname = msql.QualifiedName(tuple(p.strip('"').lower() for p in name.split(".")))
+        qname = msql.QualifiedName.parse(name)
         ref = msql.TableRef(name=qname, version=version)
         ctx = self._context()  # its views live until close(): the DataFrame reads them
         # the caller's filters are unknown: none may run on the row versions the scan drops
@@ -213,7 +213,7 @@ class Engine:
         rows) it runs as an ordinary INSERT from a DataFrame of ``data``, and ``metrics["driver_append_declined"]``
         says why. See docs/quickstart.md, "Inserting Arrow data"."""
         arrow = check_arrow(data)
-        qname = msql.QualifiedName(tuple(p.strip('"').lower() for p in table.split(".")))
+        qname = msql.QualifiedName.parse(table)
 
         def run(ctx: StatementContext) -> Result | str:
             plan = driver_append_plan(ctx, qname, arrow)

@@ -55,10 +55,6 @@ class DbConfig:
         """The placeholder of a query parameter."""
         return "%s" if self.kind == POSTGRESQL else "?"
 
-    def physical_schema(self, schema: str) -> str:
-        """The engine's ``default`` schema is the database's default schema (``public`` / ``main``)."""
-        return self.default_schema if schema == "default" else schema
-
 
 def parse_config(catalog: str, config: Any) -> DbConfig:
     def bad(message: str) -> MergekitError:

@@ -83,7 +83,8 @@ def _key_values(h: SqlTableHandle, constraint: Constraint) -> list[Any] | None:
 
 
 def key_splits(cfg: DbConfig, key: str, db_type: str, keys: list[Any]) -> list[SqlSplit]:
-    """Splits reading the rows of ``keys`` (values of the single key column ``key``, of the database type
+    """Splits reading the rows of ``keys`` (values of the single key column ``key``, its database name, of the
+    database type
     ``db_type``) by the primary key index. PostgreSQL receives each share of the keys as one array literal (text
     cast to ``db_type[]``): psycopg would adapt a list of 100k values one by one, in Python."""
     k = quote(key)
@@ -107,10 +108,10 @@ def plan_splits(catalog: Catalog, h: SqlTableHandle, constraint: Constraint) -> 
     cfg = catalog.cfg
     keys = _key_values(h, constraint)
     if keys is not None:
-        return key_splits(cfg, h.key[0], h.column(h.key[0]).db_type, keys)
+        return key_splits(cfg, h.column(h.key[0]).db_name, h.column(h.key[0]).db_type, keys)
     if len(h.key) != 1 or not pa.types.is_integer(h.column(h.key[0]).type):
         return [SqlSplit()]
-    k = quote(h.key[0])
+    k = h.db_column(h.key[0])
     low, high = catalog.rows(f"SELECT min({k}), max({k}) FROM {h.qualified}")[0]
     if low is None:
         return []
@@ -187,11 +188,12 @@ class SqlPageSource(ConnectorPageSource):
         t = self._types[name]
         if name == XMIN:
             return "xmin::text::bigint"
+        column = self._h.db_column(name)
         if self._cfg.kind != POSTGRESQL or name not in self._as_text:
-            return quote(name)
+            return column
         if pa.types.is_timestamp(t) and t.tz is not None:
-            return f"({quote(name)} AT TIME ZONE 'UTC')::text"
-        return f"{quote(name)}::text"
+            return f"({column} AT TIME ZONE 'UTC')::text"
+        return f"{column}::text"
 
     def _column(self, name: str, values: Sequence[Any]) -> pa.Array:
         t = self._types[name]
@@ -357,5 +359,5 @@ class SqlIndex(ConnectorIndex):
     def lookup(self, keys: pa.Table) -> ConnectorPageSource:
         key = self._h.column(self._h.key[0])
         values = keys.column(0).combine_chunks().cast(key.type).to_pylist()
-        splits = key_splits(self._cfg, key.name, key.db_type, values)
+        splits = key_splits(self._cfg, key.db_name, key.db_type, values)
         return ChainedPageSource([SqlPageSource(self._cfg, self._h, s, self._columns) for s in splits])

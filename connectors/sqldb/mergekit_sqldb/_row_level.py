@@ -133,7 +133,7 @@ def translate_predicate(
         if not _pushable(cfg, h, column, op):
             return None
         col = h.column(column)
-        ref = quote(column)
+        ref = quote(col.db_name)
         if cfg.kind == POSTGRESQL and pa.types.is_string(col.type) and op not in ("=", "<>", "IN"):
             ref += ' COLLATE "C"'  # Trino orders strings by code point; so does the C collation on UTF-8
         if op in ("IS NULL", "IS NOT NULL"):

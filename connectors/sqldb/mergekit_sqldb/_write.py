@@ -300,29 +300,30 @@ def apply_staged(catalog: Catalog, st: Staging, fragments: Sequence[Any]) -> int
         key_changed = key_changed.replace(" IS NOT ", " IS DISTINCT FROM ")
     key_changed = f"({key_changed})" if moved and key_changed else "FALSE"
     target, stage = h.qualified, st.qualified
+    col = h.db_column  # the target's columns by their database names; the staging table's are the engine's
     # PostgreSQL: a row changed by another writer since the scan read it has another xmin: it is not found, so the
     # counts below differ and the statement fails (no lost update)
     version = f" AND t.xmin::text::bigint = s.{XMIN}" if h.versioned else ""
     deleted_ops = f"(s.{OP} = 2 OR (s.{OP} = 3 AND {key_changed}))"
     if cfg.kind == POSTGRESQL:
-        match = " AND ".join(f"t.{quote(k)} = s.{rid(i)}" for i, k in enumerate(keys))
+        match = " AND ".join(f"t.{col(k)} = s.{rid(i)}" for i, k in enumerate(keys))
         delete = f"DELETE FROM {target} t USING {stage} s WHERE {tag_filter} AND {deleted_ops} AND {match}{version}"
     else:
-        tuple_keys = ", ".join(quote(k) for k in keys)
+        tuple_keys = ", ".join(col(k) for k in keys)
         rids = ", ".join(f"s.{rid(i)}" for i in range(len(keys)))
         delete = (
             f"DELETE FROM {target} WHERE ({tuple_keys}) IN "
             f"(SELECT {rids} FROM {stage} s WHERE {tag_filter} AND {deleted_ops})"
         )
     set_columns = [c for c in st.data_columns if c not in keys] or [c for c in st.data_columns][:1]
-    assignments = ", ".join(f"{quote(c)} = s.{quote(c)}" for c in set_columns)
-    update_match = " AND ".join(f"t.{quote(k)} = s.{rid(i)}" for i, k in enumerate(keys))
+    assignments = ", ".join(f"{col(c)} = s.{quote(c)}" for c in set_columns)
+    update_match = " AND ".join(f"t.{col(k)} = s.{rid(i)}" for i, k in enumerate(keys))
     not_moved = f" AND NOT {key_changed}" if moved else ""
     update = (
         f"UPDATE {target} AS t SET {assignments} FROM {stage} s "
         f"WHERE {tag_filter} AND s.{OP} = 3{not_moved} AND {update_match}{version}"
     )
-    columns = ", ".join(quote(c) for c in st.data_columns)
+    columns = ", ".join(col(c) for c in st.data_columns)
     insert = (
         f"INSERT INTO {target} ({columns}) SELECT {', '.join('s.' + quote(c) for c in st.data_columns)} "
         f"FROM {stage} s WHERE {tag_filter} AND (s.{OP} = 1 OR (s.{OP} = 3 AND {key_changed}))"
