@@ -160,6 +160,7 @@ def resolve_target(
         check_constraints=tuple(
             (c.name, msql.parse_expression(c.expression)) for c in table.metadata.check_constraints
         ),
+        primary_key=tuple(table.metadata.primary_key),
     )
     return table, target
 

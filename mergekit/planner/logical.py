@@ -12,6 +12,7 @@ import enum
 from collections.abc import Mapping
 
 import attrs
+import pyarrow as pa
 
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import (
@@ -74,6 +75,15 @@ class TargetTable:
     update_layout: ConnectorTableLayout | None = None
     # CHECK constraints (name, expression over the column names): every INSERT and UPDATE row must pass them
     check_constraints: tuple[tuple[str, Expression], ...] = ()
+    primary_key: tuple[str, ...] = ()
+
+    @property
+    def row_key(self) -> tuple[str, ...]:
+        """The key columns that name a target row in messages: the primary key, when the row id is a struct with a
+        field for every key column (a connector whose row id is the key and more, as sqldb's key and row version);
+        else () and messages show the row id as it is."""
+        fields = {f.name for f in self.row_id.type} if pa.types.is_struct(self.row_id.type) else set()
+        return self.primary_key if self.primary_key and set(self.primary_key) <= fields else ()
 
     def default(self, name: str) -> Expression | None:
         """The column's DEFAULT expression (``ColumnMetadata.default``), or None when it has none."""

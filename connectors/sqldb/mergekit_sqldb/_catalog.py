@@ -100,7 +100,7 @@ class SqlTableHandle(ConnectorTableHandle):
         for c in self.columns:
             if c.name == name:
                 return c
-        raise MergekitError(ErrorCode.COLUMN_NOT_FOUND, f"Column '{name}' of table {self.table} does not exist")
+        raise MergekitError(ErrorCode.COLUMN_NOT_FOUND, f"Column '{name}' of table {self.db_name} does not exist")
 
     def db_column(self, name: str) -> str:
         """The quoted database name of column ``name`` (the engine's name), for SQL text."""
@@ -117,7 +117,7 @@ class SqlTableHandle(ConnectorTableHandle):
 
     def check_readable(self) -> None:
         if self.unsupported is not None:
-            raise not_supported_type(str(self.table), *self.unsupported)
+            raise not_supported_type(self.db_name, *self.unsupported)
 
 
 class Catalog:

@@ -36,7 +36,7 @@ from ._write import SqlMergeTableHandle, apply_staged, create_staging, drop_stag
 
 def no_key_message(h: SqlTableHandle) -> str:
     return (
-        f"Table {h.table} has no primary key: the sqldb connector identifies rows by their primary key, so it "
+        f"Table {h.db_name} has no primary key: the sqldb connector identifies rows by their primary key, so it "
         "cannot update, delete or merge rows of this table (add a PRIMARY KEY in the database)"
     )
 
@@ -256,7 +256,7 @@ class SqlDbMetadata(ConnectorMetadata):
         if h.mode != "pushdown":
             raise MergekitError(ErrorCode.GENERIC_INTERNAL_ERROR, "execute_delete called without apply_delete")
         sql = f"DELETE FROM {h.qualified}" + (f" WHERE {h.where}" if h.where else "")
-        with self._catalog.conn() as conn, db_errors(f"Cannot delete from table {h.table}"):
+        with self._catalog.conn() as conn, db_errors(f"Cannot delete from table {h.db_name}"):
             with transaction_on(self._cfg, conn):
                 count = (conn.execute(sql, h.params) if h.params else conn.execute(sql)).rowcount
         return int(count)

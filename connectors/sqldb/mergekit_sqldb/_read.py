@@ -39,7 +39,8 @@ from mergekit.spi import (
 from ._catalog import Catalog, SqlTableHandle, sql_handle
 from ._db import POSTGRESQL, XMIN, DbConfig, arrow_column, connect, db_errors, quote
 
-#: The row id channel: the primary key's value (a struct of the key columns for a composite key).
+#: The row id channel: a struct of the primary key's columns (named as the engine names them, so that the engine
+#: names a row by its key in messages) and, on PostgreSQL, the row version.
 ROW_ID = "$row_id"
 #: Key values per split when a scan reads only given keys.
 _KEYS_PER_SPLIT = 100_000
@@ -47,10 +48,9 @@ _MAX_SPLITS = 64
 
 
 def row_id_type(h: SqlTableHandle) -> pa.DataType:
-    """The type of ``$row_id``: the key column's, or a struct of the key columns (and, for an UPDATE of a key
-    through the row-level SPI, of the other columns too: ``row_id_columns``)."""
-    fields = [pa.field(n, pa.int64() if n == XMIN else h.column(n).type) for n in h.rid_names]
-    return fields[0].type if len(fields) == 1 else pa.struct(fields)
+    """The type of ``$row_id``: a struct of the key columns (and, for an UPDATE of a key through the row-level
+    SPI, of the other columns too: ``row_id_columns``), then the row version on PostgreSQL."""
+    return pa.struct([pa.field(n, pa.int64() if n == XMIN else h.column(n).type) for n in h.rid_names])
 
 
 @attrs.frozen(kw_only=True)
@@ -207,8 +207,6 @@ class SqlPageSource(ConnectorPageSource):
         for name in self._names:
             if name != ROW_ID:
                 out.append(arrays[name])
-            elif len(self._rid) == 1:
-                out.append(arrays[self._rid[0]])
             else:
                 out.append(pa.StructArray.from_arrays([arrays[k] for k in self._rid], names=list(self._rid)))
         return pa.RecordBatch.from_arrays(out, names=self._names)
@@ -220,7 +218,7 @@ class SqlPageSource(ConnectorPageSource):
         if cfg.kind == POSTGRESQL and self._physical:
             yield from self._copy_pages(sql)
             return
-        with db_errors(f"Cannot read table {h.table}"):
+        with db_errors(f"Cannot read table {h.db_name}"):
             self._conn = connect(cfg)
             if cfg.kind == POSTGRESQL:
                 cursor = self._conn.cursor(name=f"mk_{uuid.uuid4().hex}")
@@ -243,7 +241,7 @@ class SqlPageSource(ConnectorPageSource):
         :meth:`_select`) and bytea as ``\\x`` hex."""
         h = self._h
         csv_types = {name: self._csv_type(name) for name in self._physical}
-        with db_errors(f"Cannot read table {h.table}"):
+        with db_errors(f"Cannot read table {h.db_name}"):
             self._conn = connect(self._cfg)
             with (
                 self._conn.cursor() as cur,

@@ -162,7 +162,7 @@ class StagingWriter:
                 os._exit(17)  # a killed executor process: no abort, no rollback from this side
         st = self.st
         columns = [pa.array([self.tag] * n, pa.string()), op.cast(pa.int16()), *row_ids, *data]
-        with db_errors(f"Cannot stage rows for table {st.table.table}"):
+        with db_errors(f"Cannot stage rows for table {st.table.db_name}"):
             conn = self._connection()
             if st.cfg.kind == POSTGRESQL:
                 names = [quote(c) for c in st.columns]
@@ -178,7 +178,7 @@ class StagingWriter:
 
     def commit(self) -> None:
         if self._conn is not None:
-            with db_errors(f"Cannot stage rows for table {self.st.table.table}"):
+            with db_errors(f"Cannot stage rows for table {self.st.table.db_name}"):
                 if self.st.cfg.kind == POSTGRESQL:
                     self._conn.commit()
                 self._conn.close()
@@ -215,10 +215,7 @@ def row_id_fields(row_ids: pa.Array, h: SqlTableHandle) -> dict[str, pa.Array]:
     row) reads null in every field."""
     if isinstance(row_ids, pa.ChunkedArray):
         row_ids = row_ids.combine_chunks()
-    names = h.rid_names
-    if len(names) == 1:
-        return {names[0]: row_ids}
-    return dict(zip(names, row_ids.flatten(), strict=True))
+    return dict(zip(h.rid_names, row_ids.flatten(), strict=True))
 
 
 def key_arrays(row_ids: pa.Array, h: SqlTableHandle) -> list[pa.Array]:
@@ -332,7 +329,7 @@ def apply_staged(catalog: Catalog, st: Staging, fragments: Sequence[Any]) -> int
     has_deletes = any(f.deleted for f in frags) or moved > 0
     has_updates = sum(f.updated for f in frags) > moved and bool(set_columns)
     has_inserts = any(f.inserted for f in frags) or moved > 0
-    with catalog.conn() as conn, db_errors(f"Cannot apply the statement to table {h.table}"):
+    with catalog.conn() as conn, db_errors(f"Cannot apply the statement to table {h.db_name}"):
         with transaction_on(cfg, conn):
             if cfg.kind == POSTGRESQL:  # a row locked by another writer for too long is a conflict, not a hang
                 conn.execute(f"SET LOCAL lock_timeout = '{int(cfg.busy_timeout * 1000)}ms'")
@@ -346,7 +343,7 @@ def apply_staged(catalog: Catalog, st: Staging, fragments: Sequence[Any]) -> int
             if changed != expected_changed:
                 raise MergekitError(
                     ErrorCode.TRANSACTION_CONFLICT,
-                    f"Table {h.table}: {expected_changed - changed} of the {expected_changed} rows this statement "
+                    f"Table {h.db_name}: {expected_changed - changed} of the {expected_changed} rows this statement "
                     "changes were deleted or changed concurrently",
                 )
             if fault(cfg, "finish") is not None:
