@@ -117,6 +117,14 @@ class ColumnMetadata:
     ``current_date``; no column or subquery; of a type the column takes) and evaluates it itself for every
     INSERT that omits the column and every ``DEFAULT`` written as a value, so the connector only stores the
     text and returns it unchanged from ``get_table_metadata``.
+
+    ``storage_default`` True says that the storage itself fills the column when an INSERT leaves it out (a SQL
+    database's ``DEFAULT now()``, a sequence, an identity column), for a column without ``default``. An INSERT
+    statement or a MERGE ``WHEN NOT MATCHED THEN INSERT`` that omits the column (or writes ``DEFAULT`` for it)
+    sends NULL in its channel for those rows, does not check its ``NOT NULL``, and names the column in
+    ``begin_merge``'s ``insert_case_defaults``: the sink must let the storage fill it. An explicit NULL stays a
+    NULL (and fails a ``NOT NULL``). ``UPDATE ... SET c = DEFAULT`` of such a column is refused
+    (``NOT_SUPPORTED``). Never set by the engine: connectors report it for columns the storage describes.
     """
 
     name: str
@@ -126,6 +134,7 @@ class ColumnMetadata:
     comment: str | None = None
     type_name: str | None = None
     default: str | None = None
+    storage_default: bool = False
 
 
 @attrs.frozen(kw_only=True)

@@ -62,6 +62,8 @@ class SqlColumn:
     type_name: str
     nullable: bool = True
     hidden: bool = False
+    #: the database fills the column when an INSERT omits it (a DEFAULT, a sequence, an identity, SQLite's rowid)
+    db_default: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -245,7 +247,9 @@ class Catalog:
     def _pg_handle(self, table: SchemaTableName, schema: str, name: str) -> SqlTableHandle | None:
         rows = self.rows(
             "SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, "
-            "coalesce(array_position(i.indkey::int2[], a.attnum) + 1, 0) "
+            "coalesce(array_position(i.indkey::int2[], a.attnum) + 1, 0), "
+            # the database fills the column when an INSERT omits it: a DEFAULT (serial's nextval), an identity
+            "a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> '' "
             "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
             "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped "
             "LEFT JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary "
@@ -253,23 +257,29 @@ class Catalog:
             (schema, name),
         )
         described = [
-            (column, type_text, pg_type(type_text), bool(not_null), key_pos)
-            for column, type_text, not_null, key_pos in rows
+            (column, type_text, pg_type(type_text), bool(not_null), key_pos, bool(filled))
+            for column, type_text, not_null, key_pos, filled in rows
         ]
         return _table_handle(table, schema, name, described, versioned=True)
 
     def _sqlite_handle(self, table: SchemaTableName, schema: str, name: str) -> SqlTableHandle | None:
         rows = self.rows(f"PRAGMA {quote(schema)}.table_info({quote(name)})")
+        # an INTEGER PRIMARY KEY is SQLite's rowid: never NULL, and the next rowid when an INSERT omits it
+        rowid = (
+            [r[1] for r in rows if r[5] and (r[2] or "").upper() == "INTEGER"]
+            if sum(bool(r[5]) for r in rows) == 1
+            else []
+        )
         described = [
             (
                 column,
                 declared or "",
                 sqlite_type(declared or ""),
-                # an INTEGER PRIMARY KEY is SQLite's rowid: never NULL
-                bool(not_null) or bool(key_pos and (declared or "").upper() == "INTEGER"),
+                bool(not_null) or column in rowid,
                 key_pos,
+                default is not None or column in rowid,
             )
-            for _cid, column, declared, not_null, _default, key_pos in rows
+            for _cid, column, declared, not_null, default, key_pos in rows
         ]
         return _table_handle(table, schema, name, described, versioned=False)
 
@@ -336,6 +346,7 @@ class Catalog:
                 hidden=c.hidden,
                 type_name=c.type_name,
                 default=defaults.get(c.name),
+                storage_default=c.db_default,
             )
             for c in h.columns
         )
@@ -438,19 +449,19 @@ def _table_handle(
     table: SchemaTableName,
     schema: str,
     name: str,
-    described: list[tuple[str, str, tuple[pa.DataType, str] | None, bool, int]],
+    described: list[tuple[str, str, tuple[pa.DataType, str] | None, bool, int, bool]],
     *,
     versioned: bool,
 ) -> SqlTableHandle | None:
     """The handle of table ``schema.name`` (database names; ``table`` the engine's) the database described column
     by column: (name, the database's type, its mapping or None when unsupported, NOT NULL, 1-based position in
-    the primary key or 0); None for no columns (no table). Columns get lower-cased names; two whose names differ
+    the primary key or 0, whether the database fills it when an INSERT omits it); None for no columns (no table). Columns get lower-cased names; two whose names differ
     only in case make the table unusable (``AMBIGUOUS_NAME``): mergekit's column names ignore case."""
     if not described:
         return None
     columns, keyed, unsupported = [], [], None
     seen: dict[str, str] = {}
-    for db_name, type_text, mapped, not_null, key_pos in described:
+    for db_name, type_text, mapped, not_null, key_pos, filled in described:
         column = db_name.lower()
         if column in seen:
             raise MergekitError(
@@ -471,6 +482,7 @@ def _table_handle(
                 type_name=mapped[1],
                 nullable=not not_null,
                 hidden=column == SURROGATE_KEY,
+                db_default=filled,
             )
         )
         if key_pos:

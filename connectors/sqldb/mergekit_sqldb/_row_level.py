@@ -38,7 +38,8 @@ def staging_of(cfg: DbConfig, h: SqlTableHandle) -> Staging:
         data = tuple(c.name for c in h.visible)  # full rows: some keys change
     else:
         data = h.updated
-    return Staging(cfg=cfg, table=plain, stage=h.stage, data_columns=data)
+    # (no INSERT: no insert_defaults)
+    return Staging(cfg=cfg, table=plain, stage=h.stage, data_columns=data, set_columns=h.updated)
 
 
 class SqlUpdatablePageSource(UpdatablePageSource):
