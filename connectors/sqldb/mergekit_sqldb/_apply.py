@@ -17,6 +17,7 @@ from mergekit.errors import ErrorCode, MergekitError
 
 from ._catalog import Catalog
 from ._db import POSTGRESQL, SQLITE, XMIN, DbConfig, db_errors, quote, transaction
+from ._staging import end_lease
 from ._write import CASE, OP, TAG, SqlFragment, Staging, drop_staging, fault, rid
 
 
@@ -95,6 +96,7 @@ def apply_staged(catalog: Catalog, st: Staging, fragments: Sequence[Any]) -> int
                     ErrorCode.GENERIC_INTERNAL_ERROR, "sqldb: finish fails on purpose (fault_injection)"
                 )
             conn.execute(f"DROP TABLE {stage}")
+    end_lease(catalog, st.stage)
     return changed
 
 

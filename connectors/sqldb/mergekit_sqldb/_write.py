@@ -38,7 +38,8 @@ from mergekit.spi import (
 )
 
 from ._catalog import Catalog, SqlTableHandle
-from ._db import POSTGRESQL, STAGE_PREFIX, XMIN, DbConfig, connect, db_errors, quote, sqlite_values, transaction
+from ._db import POSTGRESQL, XMIN, DbConfig, connect, db_errors, quote, sqlite_values, transaction
+from ._staging import end_lease, new_stage_name, take_lease
 
 TAG, OP, CASE = "_mk_tag", "_mk_op", "_mk_case"
 
@@ -114,7 +115,7 @@ def create_staging(
     st = Staging(
         cfg=cfg,
         table=h,
-        stage=f"{STAGE_PREFIX}{uuid.uuid4().hex}",
+        stage=new_stage_name(cfg.kind),
         data_columns=tuple(data_columns),
         insert_defaults=tuple(sorted((n, tuple(cols)) for n, cols in (insert_defaults or {}).items() if cols)),
         set_columns=tuple(set_columns),
@@ -125,7 +126,12 @@ def create_staging(
     defs += [f"{XMIN} BIGINT"] if h.versioned else []
     defs += [f"{quote(c)} {h.column(c).db_type}" for c in data_columns]
     unlogged = "UNLOGGED " if cfg.kind == POSTGRESQL else ""
-    catalog.rows(f"CREATE {unlogged}TABLE {st.qualified} ({', '.join(defs)})")
+    take_lease(catalog, st.stage)  # before the table exists: no cleaner may take it for abandoned
+    try:
+        catalog.rows(f"CREATE {unlogged}TABLE {st.qualified} ({', '.join(defs)})")
+    except BaseException:
+        end_lease(catalog, st.stage)
+        raise
     return st
 
 
@@ -134,6 +140,7 @@ def drop_staging(catalog: Catalog, st: Staging) -> None:
         if catalog.cfg.kind == POSTGRESQL:
             c.execute("SET lock_timeout = '30s'")
         c.execute(f"DROP TABLE IF EXISTS {st.qualified}")
+    end_lease(catalog, st.stage)
 
 
 # ---- sinks: stage rows under the attempt's tag ------------------------------------------------------------------
