@@ -215,7 +215,7 @@ class Engine:
         caller adds to it is analysed with the caller's session settings (docs/quickstart.md, "Embedding"). It
         leaves nothing in the session's catalog: the scan's temporary view is dropped once the DataFrame is
         analysed (its plan holds the scan itself, not the view's name)."""
-        qname = msql.QualifiedName(tuple(p.strip('"').lower() for p in name.split(".")))
+        qname = msql.QualifiedName.parse(name)
         ref = msql.TableRef(name=qname, version=version)
         # the caller's filters are unknown: none may run on the row versions the scan drops
         with self._lock, applied_conf(self.spark, self._python_exec), self._statement() as ctx:
@@ -239,7 +239,7 @@ class Engine:
         ``stream()`` or of a streaming job running meanwhile) nor applies mergekit's Spark settings; the ordinary
         INSERT does both, like any statement."""
         arrow = check_arrow(data)
-        qname = msql.QualifiedName(tuple(p.strip('"').lower() for p in table.split(".")))
+        qname = msql.QualifiedName.parse(table)
 
         def run(ctx: StatementContext) -> Result | str:
             plan = driver_append_plan(ctx, qname, arrow)

@@ -84,13 +84,15 @@ class Catalogs:
     def split_name(self, name: msql.QualifiedName) -> tuple[str, SchemaTableName]:
         """``(catalog, schema.table)`` of a dotted name."""
         parts = name.parts
-        if len(parts) == 1:
-            return self.default_catalog, SchemaTableName(schema=self.default_schema, table=parts[0])
-        if len(parts) == 2:
-            return self.default_catalog, SchemaTableName(schema=parts[0], table=parts[1])
-        if len(parts) == 3:
-            return parts[0], SchemaTableName(schema=parts[1], table=parts[2])
-        raise MergekitError(ErrorCode.SYNTAX_ERROR, f"Too many dots in table name: {name}")
+        if len(parts) > 3:
+            raise MergekitError(ErrorCode.SYNTAX_ERROR, f"Too many dots in table name: {name.written}")
+        catalog = parts[0] if len(parts) == 3 else self.default_catalog
+        schema = parts[-2] if len(parts) >= 2 else self.default_schema
+        quoted_schema = name.quoted_part(-2) if len(parts) >= 2 else None
+        table = SchemaTableName(
+            schema=schema, table=parts[-1], quoted_schema=quoted_schema, quoted_table=name.quoted_part(-1)
+        )
+        return catalog, table
 
     def resolve(
         self,
@@ -113,9 +115,14 @@ class Catalogs:
         else:
             handle = metadata.get_table_handle(session=session, table=table, version=version)
         if handle is None:
-            raise MergekitError(ErrorCode.TABLE_NOT_FOUND, f"Table '{catalog}.{table}' does not exist")
+            raise MergekitError(ErrorCode.TABLE_NOT_FOUND, f"Table '{_written(catalog, table)}' does not exist")
         meta = metadata.get_table_metadata(session=session, table_handle=handle)
         return ResolvedTable(catalog=catalog, name=table, connector=connector, handle=handle, metadata=meta)
+
+
+def _written(catalog: str, table: SchemaTableName) -> str:
+    """``catalog.schema.table`` as the statement wrote it (quoted parts in their spelling), for messages."""
+    return f"{catalog}.{table.quoted_schema or table.schema}.{table.quoted_table or table.table}"
 
 
 def connector_from_spec(name: str, spec: Connector | Mapping[str, Any]) -> Connector:

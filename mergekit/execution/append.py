@@ -9,9 +9,11 @@ key); the engine checks NOT NULL here. That is what makes a producer that commit
 fast: a commit costs the connector's write and its catalog transaction, not a Spark job.
 
 Anything the engine would evaluate in Spark is left to the ordinary INSERT (:func:`driver_append_plan` says why):
-a CHECK constraint, a column DEFAULT for an omitted column, a bounded ``varchar(n)`` / ``char(n)`` column, a type
-that needs a conversion other than an integer's (range-checked), a float's widening or a timestamp's (time zones
-read as the caller's session would: :func:`_timestamps`), a connector that routes inserted rows (an insert layout).
+a CHECK constraint, a column DEFAULT for an omitted column (a column the storage fills, ``storage_default``, stays
+on the driver: it is named in ``begin_merge``'s ``insert_case_defaults``), a bounded ``varchar(n)`` / ``char(n)``
+column, a type that needs a conversion other than an integer's (range-checked), a float's widening or a timestamp's
+(time zones read as the caller's session would: :func:`_timestamps`), a connector that routes inserted rows (an
+insert layout).
 The caller then runs ``INSERT INTO t (columns) SELECT columns FROM <the data as a DataFrame>``: same rows, same
 errors, with a Spark job.
 """
@@ -30,7 +32,7 @@ from mergekit.errors import ErrorCode, MergekitError
 from mergekit.metadata import ResolvedTable
 from mergekit.planner import TargetTable, not_null_violation
 from mergekit.result import Result
-from mergekit.spi import MERGE_PAGE_LAYOUT, MergeOperation
+from mergekit.spi import MERGE_PAGE_LAYOUT, ColumnHandle, MergeOperation
 
 from .context import StatementContext
 from .errors import translate_error
@@ -44,11 +46,12 @@ _BOUNDED = re.compile(r"^\s*(var)?char\s*\(", re.IGNORECASE)
 @attrs.frozen
 class DriverAppend:
     """An INSERT that runs on the driver: the table, and for each target column the data column feeding it
-    (None: NULL)."""
+    (None: NULL, or the storage's default for the ``storage_defaults`` columns, which ``data`` leaves out)."""
 
     table: ResolvedTable
     target: TargetTable
     sources: tuple[str | None, ...]
+    storage_defaults: tuple[str, ...] = ()
 
 
 def insert_columns(data: pa.Table, target: TargetTable) -> list[tuple[str, str]]:
@@ -135,6 +138,7 @@ def driver_append_plan(ctx: StatementContext, name: msql.QualifiedName, data: pa
     if target.insert_layout is not None:
         return "the connector routes inserted rows (insert layout)"
     sources: list[str | None] = []
+    filled = tuple(c.name for c in target.columns if c.name not in pairs and target.storage_fills(c.name))
     for column in target.columns:
         source = pairs.get(column.name)
         if source is None and column.default is not None:
@@ -144,7 +148,7 @@ def driver_append_plan(ctx: StatementContext, name: msql.QualifiedName, data: pa
         if source is not None and not _convertible(data.schema.field(source).type, column.type):
             return f"column {column.name} needs a conversion from {data.schema.field(source).type}"
         sources.append(source)
-    return DriverAppend(table=table, target=target, sources=tuple(sources))
+    return DriverAppend(table=table, target=target, sources=tuple(sources), storage_defaults=filled)
 
 
 def _page(plan: DriverAppend, data: pa.Table, user_zone: str | None) -> pa.RecordBatch:
@@ -159,7 +163,7 @@ def _page(plan: DriverAppend, data: pa.Table, user_zone: str | None) -> pa.Recor
             values = _integers(values, column.type, column.name)
         else:
             values = values.cast(column.type)
-        if not column.nullable and values.null_count:
+        if not column.nullable and values.null_count and column.name not in plan.storage_defaults:
             raise MergekitError(ErrorCode.CONSTRAINT_VIOLATION, not_null_violation(column.name))
         columns.append(values)
     data_schema = pa.schema([pa.field(c.name, c.type) for c in plan.target.columns])
@@ -177,7 +181,11 @@ def run_driver_append(ctx: StatementContext, plan: DriverAppend, data: pa.Table)
     session = attrs.evolve(session, properties={**session.properties, "statement": "INSERT"})
     page = _page(plan, data, ctx.user_zone)  # NOT NULL and value ranges are checked before anything begins
     metadata = table.connector.get_metadata()
-    merge_handle = metadata.begin_merge(session=session, table_handle=table.handle, update_case_columns={})
+    defaults = {}
+    if plan.storage_defaults:  # the columns ``data`` leaves out that the storage fills (only then: see the SPI)
+        handles = [ColumnHandle(name=c.name, type=c.type) for c in plan.target.columns]
+        defaults["insert_case_defaults"] = {0: [h for h in handles if h.name in plan.storage_defaults]}
+    merge_handle = metadata.begin_merge(session=session, table_handle=table.handle, update_case_columns={}, **defaults)
     try:
         fragments: Sequence[object] = []
         if page.num_rows:

@@ -184,7 +184,8 @@ class _Case:
     target_present: bool | None  # the rows the case takes (PlannedCase.rows_taken; the join is RIGHT)
     operation: MergeOperation | None  # None: DO NOTHING
     condition: Evaluator | None
-    # per data column: ("expr", fn), ("target", None) (the target's current value) or ("null", None)
+    # per data column: ("expr", fn), ("target", None) (the target's current value), ("null", None) or ("storage",
+    # None): NULL that the storage replaces by its default (PlannedCase.storage_defaults: no NOT NULL check)
     values: tuple[tuple[str, Evaluator | None], ...]
 
 
@@ -236,6 +237,9 @@ def compile_lookup(
                     return None
             values: list[tuple[str, Evaluator | None]] = []
             for column, expr in zip(data, case.values, strict=True):
+                if column.name in case.storage_defaults:
+                    values.append(("storage", None))
+                    continue
                 if expr is None:
                     values.append(("target", None) if case.keeps_unassigned else ("null", None))
                     continue
@@ -341,7 +345,7 @@ def _case_page(program: LookupProgram, case: _Case, rows: JoinedRows) -> pa.Reco
             arrays.append(_column(rows.column(_TARGET + name), n, arrow_type))
             continue
         value = _column(fn(rows), n, arrow_type) if fn is not None else pa.nulls(n, arrow_type)
-        if name in program.not_null and value.null_count:
+        if how != "storage" and name in program.not_null and value.null_count:
             raise MergekitError(ErrorCode.CONSTRAINT_VIOLATION, not_null_violation(name))
         arrays.append(value)
         if case.operation is MergeOperation.UPDATE:

@@ -215,6 +215,7 @@ def run_lookup_merge(
         merge_page_schema(plan),
         row_change_processor(plan),
         bounded_columns(plan.target.columns),
+        row_key=plan.target.row_key,
     )
     task = _LookupMerge(
         program=program,

@@ -217,6 +217,8 @@ class MergeQueryBuilder:
         column = self.plan.target.columns[index]
         target_type = self.column_types[column.name]
         type_sql = spark_sql_type(target_type)
+        if column.name in case.storage_defaults:  # the storage fills it: NULL here, and no NOT NULL check
+            return f"CAST(NULL AS {type_sql})"
         raw = self._temporal_value(case, index, target_type) or self.raw_value(case, index)
         if raw is None:
             if case.keeps_unassigned and self._has_target():

@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import pickle
 from collections.abc import Iterator, Mapping, Sequence
@@ -109,7 +110,8 @@ class DuplicateCheck:
     target row. :meth:`verify` runs once the task has seen every page and before its sink finishes, so a
     failed check leaves nothing committed (the driver aborts the merge)."""
 
-    def __init__(self) -> None:
+    def __init__(self, row_key: tuple[str, ...] = ()) -> None:
+        self._row_key = row_key  # TargetTable.row_key: the key fields of a struct row id, which name the row
         self._uids: list[np.ndarray] = []
         self._pages: list[pa.RecordBatch] = []
 
@@ -121,7 +123,8 @@ class DuplicateCheck:
             self._uids.append(rows.column(0).to_numpy(zero_copy_only=False))
 
     def verify(self) -> None:
-        """Raises MERGE_TARGET_ROW_MULTIPLE_MATCHES, naming the row id of one target row matched twice."""
+        """Raises MERGE_TARGET_ROW_MULTIPLE_MATCHES, naming one target row matched twice: by its key columns
+        (``id = 5``) when the row id carries them, else by its row id."""
         if not self._uids:
             return
         values, counts = np.unique(np.concatenate(self._uids), return_counts=True)
@@ -135,10 +138,31 @@ class DuplicateCheck:
             if index >= 0:
                 row_id = page.column(1)[index].as_py()
                 break
+        if self._row_key and isinstance(row_id, dict):
+            shown = "target row: " + ", ".join(f"{k} = {sql_literal(row_id.get(k))}" for k in self._row_key)
+        else:
+            shown = f"target row id: {row_id!r}"
         raise MergekitError(
             ErrorCode.MERGE_TARGET_ROW_MULTIPLE_MATCHES,
-            f"One MERGE target table row matched more than one source row (target row id: {row_id!r})",
+            f"One MERGE target table row matched more than one source row ({shown})",
         )
+
+
+def sql_literal(value: Any) -> str:
+    """A value as SQL writes it, for messages: ``5``, ``'a''b'``, ``DATE '2024-01-02'``, ``NULL``."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, dt.datetime):
+        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+    if isinstance(value, dt.date):
+        return f"DATE '{value.isoformat()}'"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, bytes):
+        return "X'" + value.hex() + "'"
+    return str(value)
 
 
 # ---- step 7: the writer -------------------------------------------------------------------------------------
@@ -157,6 +181,7 @@ class MergeWriter:
     page_schema: pa.Schema
     processor: RowChangeProcessor | None = None  # set when processing is fused into the writer
     bounds: tuple[Bounded, ...] = ()  # VARCHAR(n) / CHAR(n) columns: values are fitted before the sink sees them
+    row_key: tuple[str, ...] = ()  # TargetTable.row_key, for the duplicate-match message
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
@@ -167,7 +192,7 @@ class MergeWriter:
         sink = None
         counts: dict[tuple[int, int], int] = {}
         unchanged = 0
-        duplicates = DuplicateCheck() if self.check_duplicates else None
+        duplicates = DuplicateCheck(self.row_key) if self.check_duplicates else None
         try:
             for batch in batches:
                 if self.processor is not None and batch.num_rows:
@@ -325,7 +350,14 @@ def run_merge_pipeline(
         # MERGE, whatever the session's spark.sql.shuffle.partitions says)
         routed = processed.repartition(F.expr(redistribution(plan)))
         writer = MergeWriter(
-            provider, session, merge_handle, data_columns, plan.duplicate_check, page_schema, bounds=bounds
+            provider,
+            session,
+            merge_handle,
+            data_columns,
+            plan.duplicate_check,
+            page_schema,
+            bounds=bounds,
+            row_key=plan.target.row_key,
         )
         out = routed.mapInArrow(writer, WRITER_OUTPUT)
     else:
@@ -334,7 +366,15 @@ def run_merge_pipeline(
         unused = [SEQ] if plan.duplicate_check else [SEQ, UID]
         rows = rows.drop(*[c for c in unused if c in rows.columns])
         writer = MergeWriter(
-            provider, session, merge_handle, data_columns, plan.duplicate_check, page_schema, processor, bounds
+            provider,
+            session,
+            merge_handle,
+            data_columns,
+            plan.duplicate_check,
+            page_schema,
+            processor,
+            bounds,
+            row_key=plan.target.row_key,
         )
         out = rows.mapInArrow(writer, WRITER_OUTPUT)
     return gather(_collect(spark, out, colocated))

@@ -35,6 +35,7 @@ from mergekit.planner import (
     apply_defaults,
     check_violation,
     cost,
+    insert_storage_defaults,
     insert_with_defaults,
     plan_delete,
     plan_insert,
@@ -160,6 +161,7 @@ def resolve_target(
         check_constraints=tuple(
             (c.name, msql.parse_expression(c.expression)) for c in table.metadata.check_constraints
         ),
+        primary_key=tuple(table.metadata.primary_key),
     )
     return table, target
 
@@ -408,10 +410,12 @@ def plan_dml(ctx: StatementContext, st: msql.Statement) -> PlannedDml | PlannedR
         added = merge_added_columns(target.columns, source[1], st)
         target = attrs.evolve(target, columns=(*target.columns, *added))
     # the source's columns expand UPDATE SET * / INSERT * and tell target columns from source columns
+    defaulted: tuple[str, ...] = ()
     if isinstance(st, msql.Insert):
+        defaulted = insert_storage_defaults(st, target)  # columns written DEFAULT that the database fills
         st = insert_with_defaults(st, target)  # DEFAULT VALUES, DEFAULT in VALUES rows
     plan = _logical_plan(st, target, tuple(f.name for f in source[1]) if source is not None else None)
-    plan = apply_defaults(plan)  # DEFAULT as a value; an INSERT's omitted columns take their defaults
+    plan = apply_defaults(plan, defaulted)  # DEFAULT as a value; an INSERT's omitted columns take their defaults
     if isinstance(st, msql.Merge) and written_as_merge and plan.join in (JoinKind.RIGHT, JoinKind.FULL):
         plan = attrs.evolve(plan, dedup=source_dedup(ctx.properties))  # SET SESSION merge_duplicate_source
     session = ctx.session(table.catalog)
@@ -461,20 +465,27 @@ def run_dml(ctx: StatementContext, st: msql.Statement) -> Result:
     plan, table = planned.plan, planned.table
     session = ctx.session(table.catalog)
     metadata = table.connector.get_metadata()
-    update_case_columns = {
-        n: [planned.columns_by_name.get(c) or ColumnHandle(name=c, type=plan.target.column(c).type) for c in cols]  # type: ignore[union-attr]
-        for n, cols in plan.update_case_columns.items()
-    }
+
+    def handles(columns: Mapping[int, tuple[str, ...]]) -> dict[int, list[ColumnHandle]]:
+        return {
+            n: [planned.columns_by_name.get(c) or ColumnHandle(name=c, type=plan.target.column(c).type) for c in cols]  # type: ignore[union-attr]
+            for n, cols in columns.items()
+        }
+
+    update_case_columns = handles(plan.update_case_columns)
+    # only when some INSERT leaves a column to the storage: connectors that report no such column never see it
+    defaults = {"insert_case_defaults": handles(plan.insert_case_defaults)} if plan.insert_case_defaults else {}
     if planned.added_columns:  # MERGE WITH SCHEMA EVOLUTION: the columns are committed with the rows
         merge_handle = metadata.begin_merge_adding_columns(
             session=session,
             table_handle=table.handle,
             update_case_columns=update_case_columns,
             added_columns=planned.added_columns,
+            **defaults,
         )
     else:
         merge_handle = metadata.begin_merge(
-            session=session, table_handle=table.handle, update_case_columns=update_case_columns
+            session=session, table_handle=table.handle, update_case_columns=update_case_columns, **defaults
         )
     try:
         strategy, fragments, stats = _run_strategy(ctx, planned, merge_handle)

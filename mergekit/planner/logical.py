@@ -12,6 +12,7 @@ import enum
 from collections.abc import Mapping
 
 import attrs
+import pyarrow as pa
 
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import (
@@ -50,6 +51,7 @@ __all__ = [
     "not_null_violation",
     "check_violation",
     "apply_defaults",
+    "insert_storage_defaults",
     "insert_with_defaults",
 ]
 
@@ -74,6 +76,15 @@ class TargetTable:
     update_layout: ConnectorTableLayout | None = None
     # CHECK constraints (name, expression over the column names): every INSERT and UPDATE row must pass them
     check_constraints: tuple[tuple[str, Expression], ...] = ()
+    primary_key: tuple[str, ...] = ()
+
+    @property
+    def row_key(self) -> tuple[str, ...]:
+        """The key columns that name a target row in messages: the primary key, when the row id is a struct with a
+        field for every key column (a connector whose row id is the key and more, as sqldb's key and row version);
+        else () and messages show the row id as it is."""
+        fields = {f.name for f in self.row_id.type} if pa.types.is_struct(self.row_id.type) else set()
+        return self.primary_key if self.primary_key and set(self.primary_key) <= fields else ()
 
     def default(self, name: str) -> Expression | None:
         """The column's DEFAULT expression (``ColumnMetadata.default``), or None when it has none."""
@@ -85,6 +96,12 @@ class TargetTable:
             if c.name == name:
                 return c
         return None
+
+    def storage_fills(self, name: str) -> bool:
+        """Whether the storage fills column ``name`` when an INSERT leaves it out (``storage_default``, and no
+        default expression for the engine to evaluate)."""
+        column = self.column(name)
+        return column is not None and column.storage_default and column.default is None
 
     @property
     def column_names(self) -> tuple[str, ...]:
@@ -102,6 +119,9 @@ class PlannedCase:
     condition: Expression | None
     values: tuple[Expression | None, ...]
     set_columns: tuple[str, ...] = ()
+    # INSERT: the columns the storage fills (TargetTable.storage_fills, omitted or written DEFAULT): NULL in the
+    # page, no NOT NULL check, named to the connector (begin_merge's insert_case_defaults)
+    storage_defaults: tuple[str, ...] = ()
 
     def rows_taken(self, join: JoinKind) -> tuple[bool | None, bool | None]:
         """Which rows of the join this case can take, before its condition: (a target row is present, a source
@@ -129,7 +149,8 @@ class PlannedCase:
             return f"case {self.number}: {head} -> DO NOTHING (no merge row)"
         if self.operation is MergeOperation.DELETE:
             return f"case {self.number}: {head} -> DELETE (op {self.operation.value})"
-        return f"case {self.number}: {head} -> {self.operation.name} (op {self.operation.value})"
+        filled = f"; the storage fills {', '.join(self.storage_defaults)}" if self.storage_defaults else ""
+        return f"case {self.number}: {head} -> {self.operation.name} (op {self.operation.value}){filled}"
 
 
 @attrs.frozen(kw_only=True)
@@ -171,6 +192,11 @@ class MergePlan:
     @property
     def update_case_columns(self) -> Mapping[int, tuple[str, ...]]:
         return {c.number: c.set_columns for c in self.cases if c.operation is MergeOperation.UPDATE}
+
+    @property
+    def insert_case_defaults(self) -> Mapping[int, tuple[str, ...]]:
+        """The columns each INSERT case leaves to the storage (only cases that leave some)."""
+        return {c.number: c.storage_defaults for c in self.cases if c.storage_defaults}
 
     @property
     def not_null_columns(self) -> tuple[str, ...]:
@@ -491,26 +517,70 @@ def insert_with_defaults(stmt: Insert, target: TargetTable) -> Insert:
     return attrs.evolve(stmt, source=stmt.source.with_defaults(defaults))
 
 
-def apply_defaults(plan: MergePlan) -> MergePlan:
+def insert_storage_defaults(stmt: Insert, target: TargetTable) -> tuple[str, ...]:
+    """The columns of an INSERT statement's column list that the storage fills because the statement writes
+    ``DEFAULT`` for them in every VALUES row (every such column for ``DEFAULT VALUES``). ``DEFAULT`` in some rows
+    only is ``NOT_SUPPORTED``: the rows of one INSERT leave the same columns to the storage."""
+    filled = [c.name for c in target.columns if target.storage_fills(c.name)]
+    if not filled:
+        return ()
+    if stmt.default_values:
+        return tuple(filled)
+    rows = stmt.source.default_positions()
+    if not rows:
+        return ()
+    columns = stmt.columns if stmt.columns is not None else target.column_names
+    out = []
+    for i, column in enumerate(columns):
+        marked = [i in row for row in rows]
+        if column in filled and all(marked):
+            out.append(column)
+        elif column in filled and any(marked):
+            raise MergekitError(
+                ErrorCode.NOT_SUPPORTED,
+                f"Column {column} takes the database's own default: write DEFAULT for it in every VALUES row of "
+                "the INSERT, or leave the column out",
+            )
+    return tuple(out)
+
+
+def apply_defaults(plan: MergePlan, defaulted: tuple[str, ...] = ()) -> MergePlan:
     """Column defaults in the cases: a value written ``DEFAULT`` (UPDATE SET, MERGE UPDATE SET / INSERT VALUES)
     becomes the column's default expression (NULL where it has none), and a column an INSERT case omits takes
-    its default instead of NULL (for an INSERT statement, the columns its source does not provide)."""
+    its default instead of NULL (for an INSERT statement, the columns its source does not provide).
+
+    A column the storage fills (:meth:`TargetTable.storage_fills`) that an INSERT case omits or writes as
+    ``DEFAULT`` (for an INSERT statement: ``defaulted``, :func:`insert_storage_defaults`) is left to the storage
+    (``PlannedCase.storage_defaults``); ``UPDATE SET`` of such a column to ``DEFAULT`` is ``NOT_SUPPORTED``."""
     null = parse_expression("NULL")
     cases = []
     for case in plan.cases:
         if case.operation not in (MergeOperation.INSERT, MergeOperation.UPDATE):
             cases.append(case)
             continue
+        insert = case.operation is MergeOperation.INSERT
         values: list[Expression | None] = []
+        storage: list[str] = []
         for column, value in zip(plan.target.column_names, case.values, strict=True):
+            fills = plan.target.storage_fills(column)
             if value is not None:
                 value.refuse_nested_default()  # DEFAULT || 'x': a SYNTAX_ERROR, not a column named default
             if value is not None and value.is_default:
+                if fills and not insert:
+                    raise MergekitError(
+                        ErrorCode.NOT_SUPPORTED,
+                        f"SET {column} = DEFAULT: the database computes this column's default, which mergekit "
+                        "can only leave to it when a row is inserted",
+                    )
                 default = plan.target.default(column)
                 # NULL: an UPDATE's None would keep the old value; an INSERT's None is NULL
-                value = default if default is not None else (null if case.operation is MergeOperation.UPDATE else None)
-            elif value is None and case.operation is MergeOperation.INSERT and column not in case.set_columns:
+                value = default if default is not None else (None if insert else null)
+                storage += [column] if fills else []
+            elif value is None and insert and column not in case.set_columns:
                 value = plan.target.default(column)
+                storage += [column] if fills else []
+            elif insert and column in defaulted and fills:
+                storage.append(column)
             values.append(value)
-        cases.append(attrs.evolve(case, values=tuple(values)))
+        cases.append(attrs.evolve(case, values=tuple(values), storage_defaults=tuple(storage)))
     return attrs.evolve(plan, cases=tuple(cases))

@@ -510,12 +510,19 @@ class ConnectorMetadata(StreamMetadata, JobMetadata, ViewMetadata, RowLevelMetad
         session: ConnectorSession,
         table_handle: ConnectorTableHandle,
         update_case_columns: Mapping[int, Sequence[ColumnHandle]],
+        insert_case_defaults: Mapping[int, Sequence[ColumnHandle]] | None = None,
     ) -> ConnectorMergeTableHandle:
         """Called once on the driver as the last planning step, before any sink exists.
 
         ``update_case_columns`` maps each UPDATE WHEN-clause number to the columns its SET assigns
         (``{0: set columns}`` for an UPDATE statement, empty for DELETE and INSERT). Check here that the
         table is writable. Default: NOT_SUPPORTED.
+
+        ``insert_case_defaults`` maps an INSERT WHEN-clause number (0 for an INSERT statement) to the columns
+        the storage fills for that clause's INSERT rows (``ColumnMetadata.storage_default`` columns it omits or
+        writes as ``DEFAULT``): those rows carry NULL there, which the sink must not write. The engine passes
+        it only when it is not empty, which needs a ``storage_default`` column: a connector that reports none
+        never receives it and need not accept it.
 
         Every INSERT, UPDATE, DELETE, MERGE and the INSERT of ``CREATE TABLE AS`` begins here, after the
         statement was analysed and type-checked (a bad statement never begins). Returns a picklable handle
@@ -531,6 +538,7 @@ class ConnectorMetadata(StreamMetadata, JobMetadata, ViewMetadata, RowLevelMetad
         table_handle: ConnectorTableHandle,
         update_case_columns: Mapping[int, Sequence[ColumnHandle]],
         added_columns: Sequence[ColumnMetadata],
+        insert_case_defaults: Mapping[int, Sequence[ColumnHandle]] | None = None,
     ) -> ConnectorMergeTableHandle:
         """``MERGE WITH SCHEMA EVOLUTION`` (Delta, Spark 4): :meth:`begin_merge` for a MERGE whose commit also
         adds ``added_columns`` to the table, atomically with its rows.
@@ -540,7 +548,7 @@ class ConnectorMetadata(StreamMetadata, JobMetadata, ViewMetadata, RowLevelMetad
         :meth:`begin_merge`). ``added_columns`` are new nullable columns (name, Arrow type, SQL type name) the
         source has and the table lacks, in the source's order, none named like a column of the table; they go
         after the table's columns. ``update_case_columns`` may name them (handles built from their name and
-        type). From here on the statement's merge pages carry the table's visible columns followed by
+        type); ``insert_case_defaults`` is :meth:`begin_merge`'s. From here on the statement's merge pages carry the table's visible columns followed by
         ``added_columns`` (target rows read NULL in them), so the handle returned must tell the sinks that
         layout. :meth:`finish_merge` commits the columns and the rows in one commit, even when no row changed
         (the statement still adds the columns); :meth:`abort_merge`, after any failure, leaves the table

@@ -72,17 +72,26 @@ def _freeze_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
 
 @attrs.frozen(kw_only=True)
 class SchemaTableName:
-    """A table's name inside one catalog. Unquoted SQL identifiers arrive lower-cased.
+    """A table's name inside one catalog.
 
     Built by the engine from the statement's names after it resolved the catalog (the catalog itself is not
     part of the name: each connector instance serves one catalog, whose name is in
-    :attr:`ConnectorSession.catalog`). Quoted identifiers keep their case, so a connector that stores names
-    case-insensitively lower-cases them itself. ``str()`` gives ``schema.table``, the form the engine uses in
-    messages.
+    :attr:`ConnectorSession.catalog`). ``schema`` and ``table`` are lower-cased, quoted or not (Trino folds
+    identifiers), and names compare by them alone. ``str()`` gives ``schema.table``, the form the engine uses
+    in messages.
+
+    ``quoted_schema`` / ``quoted_table`` keep the exact spelling of a part the statement quoted
+    (``pg.public."MixedCase"``: table ``mixedcase``, quoted_table ``MixedCase``), and are None for an unquoted
+    part or a name the engine built itself. They take no part in equality. A connector that stores names
+    case-insensitively ignores them; one over a case-sensitive store (a SQL database's catalog) finds a quoted
+    part exactly as written, and may return the names of ``list_tables`` as the store spells them, with
+    ``quoted_table`` set, so that they are listed and found as stored.
     """
 
     schema: str
     table: str
+    quoted_schema: str | None = attrs.field(default=None, eq=False, repr=False)
+    quoted_table: str | None = attrs.field(default=None, eq=False, repr=False)
 
     def __str__(self) -> str:
         return f"{self.schema}.{self.table}"
@@ -108,6 +117,14 @@ class ColumnMetadata:
     ``current_date``; no column or subquery; of a type the column takes) and evaluates it itself for every
     INSERT that omits the column and every ``DEFAULT`` written as a value, so the connector only stores the
     text and returns it unchanged from ``get_table_metadata``.
+
+    ``storage_default`` True says that the storage itself fills the column when an INSERT leaves it out (a SQL
+    database's ``DEFAULT now()``, a sequence, an identity column), for a column without ``default``. An INSERT
+    statement or a MERGE ``WHEN NOT MATCHED THEN INSERT`` that omits the column (or writes ``DEFAULT`` for it)
+    sends NULL in its channel for those rows, does not check its ``NOT NULL``, and names the column in
+    ``begin_merge``'s ``insert_case_defaults``: the sink must let the storage fill it. An explicit NULL stays a
+    NULL (and fails a ``NOT NULL``). ``UPDATE ... SET c = DEFAULT`` of such a column is refused
+    (``NOT_SUPPORTED``). Never set by the engine: connectors report it for columns the storage describes.
     """
 
     name: str
@@ -117,6 +134,7 @@ class ColumnMetadata:
     comment: str | None = None
     type_name: str | None = None
     default: str | None = None
+    storage_default: bool = False
 
 
 @attrs.frozen(kw_only=True)

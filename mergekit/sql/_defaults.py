@@ -22,6 +22,7 @@ __all__ = [
     "is_default",
     "refuse_default",
     "replace_defaults",
+    "default_positions",
     "values_row",
     "check_default_expression",
     "check_check_expression",
@@ -64,6 +65,17 @@ def replace_defaults(node: exp.Expression, defaults: tuple[exp.Expression | None
     if _stray_default(node) is not None:
         raise _misplaced()
     return node
+
+
+def default_positions(node: exp.Expression) -> tuple[frozenset[int], ...] | None:
+    """Per row of a top-level VALUES list, the positions written ``DEFAULT``; None when ``node`` is not one."""
+    if not isinstance(node, exp.Values):
+        return None
+    rows = []
+    for row in node.expressions:
+        items = row.expressions if isinstance(row, exp.Tuple) else [row]
+        rows.append(frozenset(i for i, item in enumerate(items) if is_default(item)))
+    return tuple(rows)
 
 
 def values_row(values: tuple[exp.Expression | None, ...]) -> exp.Expression:

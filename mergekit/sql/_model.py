@@ -198,6 +198,10 @@ class Query(Statement, _Tree):
         as a SELECT without STREAM): whether it was written ``SELECT STREAM``."""
         return _stream_marks.top_level_stream_flags(self.node)
 
+    def default_positions(self) -> tuple[frozenset[int], ...] | None:
+        """For an INSERT source that is a VALUES list: per row, the positions written ``DEFAULT``; else None."""
+        return _defaults.default_positions(self.node)
+
     @staticmethod
     def values_row(values: tuple[Expression | None, ...]) -> Query:
         """``VALUES (v1, v2, ...)`` (NULL for None): the source of ``INSERT INTO t DEFAULT VALUES``."""

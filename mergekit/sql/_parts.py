@@ -14,7 +14,7 @@ from ._model import (
     Expression,
     QualifiedName,
 )
-from ._render import identifier_name
+from ._render import identifier_name, qualified_name_of
 
 __all__ = ["Parts", "syntax_error", "not_supported", "literal_value", "table_name", "node_name"]
 
@@ -173,7 +173,7 @@ def table_name(table: exp.Expression, where: str, *, alias: bool = False) -> tup
             alias_parts.done()
             alias_name = identifier_name(alias_node.this)
     parts.done()
-    return QualifiedName(tuple(identifier_name(p) for p in table.parts)), alias_name
+    return qualified_name_of(table.parts), alias_name
 
 
 def literal_value(node: exp.Expression) -> Any:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -61,11 +61,18 @@ def _change_feed_ref(call: exp.Anonymous) -> TableRef:
     )
 
 
+def qualified_name_of(identifiers: Iterable[exp.Expression]) -> QualifiedName:
+    """The :class:`QualifiedName` of a table's parts: folded to lower case, with the spelling of quoted parts."""
+    return QualifiedName.of(
+        (str(p.name), bool(isinstance(p, exp.Identifier) and p.args.get("quoted"))) for p in identifiers
+    )
+
+
 def table_ref_of(table: exp.Table) -> TableRef:
     call = _change_feed_call(table)
     if call is not None:
         return _change_feed_ref(call)
-    parts = tuple(identifier_name(p) for p in table.parts)
+    name = qualified_name_of(table.parts)
     version = table.args.get("version")
     ref_version: int | None = None
     ref_timestamp: str | None = None
@@ -78,7 +85,7 @@ def table_ref_of(table: exp.Table) -> TableRef:
             ref_version = int(value.name) if value is not None else None
         else:
             ref_timestamp = value.sql(dialect="trino") if value is not None else None
-    return TableRef(name=QualifiedName(parts), version=ref_version, timestamp=ref_timestamp)
+    return TableRef(name=name, version=ref_version, timestamp=ref_timestamp)
 
 
 def _cte_names(node: exp.Expression) -> set[str]:

@@ -438,7 +438,10 @@ def test_a_row_changed_after_the_scan_is_a_conflict_not_a_lost_update(engine: En
     before = checksum(db, "customers")
     with pytest.raises(MergekitError) as info:
         meta.finish_merge(session=session, merge_handle=merge, fragments=fragments)
-    assert info.value.code is ErrorCode.TRANSACTION_CONFLICT
+    assert str(info.value) == (
+        "[TRANSACTION_CONFLICT] Table public.customers: 1 of the 1 rows this statement changes were deleted or "
+        "changed concurrently"
+    )
     meta.abort_merge(session=session, merge_handle=merge)
     assert checksum(db, "customers") == before
     assert staging_tables(db) == []

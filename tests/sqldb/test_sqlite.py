@@ -75,10 +75,10 @@ def test_unknown_type_and_missing_key(engine: Engine, path: Path) -> None:
     sql(path, "CREATE TABLE log (at INT, msg TEXT)")
     with pytest.raises(MergekitError) as info:
         engine.execute("SELECT * FROM odd")
-    assert info.value.code is ErrorCode.NOT_SUPPORTED and "Column 'shape' of table default.odd" in str(info.value)
+    assert info.value.code is ErrorCode.NOT_SUPPORTED and "Column 'shape' of table main.odd" in str(info.value)
     with pytest.raises(MergekitError) as info:
         engine.execute("UPDATE log SET msg = 'x' WHERE at = 1")
-    assert info.value.code is ErrorCode.NOT_SUPPORTED and "Table default.log has no primary key" in str(info.value)
+    assert info.value.code is ErrorCode.NOT_SUPPORTED and "Table main.log has no primary key" in str(info.value)
 
 
 def test_constraint_violation_changes_nothing(engine: Engine, path: Path) -> None:

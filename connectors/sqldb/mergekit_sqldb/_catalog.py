@@ -1,7 +1,10 @@
 """The catalog side of the connector: the database's own tables as mergekit tables, and DDL.
 
 A table's columns, types and primary key come from the database's catalog on every ``get_table_handle`` (so a
-table created or altered outside mergekit is seen at once). What the database cannot hold in mergekit's dialect
+table created or altered outside mergekit is seen at once). Names: the engine folds identifiers to lower case and
+keeps the spelling of quoted ones (``SchemaTableName.quoted_table``); :func:`match_name` finds the database's
+name a statement means, and columns are the database's columns under lower-cased names (``SqlColumn.db_name``
+is the database's spelling, which every SQL text uses). What the database cannot hold in mergekit's dialect
 (CHECK expressions and DEFAULT expressions, which the engine enforces and evaluates) lives in the side table
 ``_mk_metadata`` of the default schema, created on first use.
 """
@@ -49,14 +52,18 @@ from ._db import (
 
 @attrs.frozen(kw_only=True)
 class SqlColumn:
-    """A column as the database declares it: ``db_type`` is the database's type text (for staging tables)."""
+    """A column as the database declares it: ``name`` the engine's (lower-cased) name, ``db_name`` the
+    database's spelling, ``db_type`` the database's type text (for staging tables)."""
 
     name: str
+    db_name: str
     db_type: str
     type: pa.DataType
     type_name: str
     nullable: bool = True
     hidden: bool = False
+    #: the database fills the column when an INSERT omits it (a DEFAULT, a sequence, an identity, SQLite's rowid)
+    db_default: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -86,11 +93,20 @@ class SqlTableHandle(ConnectorTableHandle):
     def qualified(self) -> str:
         return qualified(self.db_schema, self.db_table)
 
+    @property
+    def db_name(self) -> str:
+        """``schema.table`` as the database names it, for messages."""
+        return f"{self.db_schema}.{self.db_table}"
+
     def column(self, name: str) -> SqlColumn:
         for c in self.columns:
             if c.name == name:
                 return c
-        raise MergekitError(ErrorCode.COLUMN_NOT_FOUND, f"Column '{name}' of table {self.table} does not exist")
+        raise MergekitError(ErrorCode.COLUMN_NOT_FOUND, f"Column '{name}' of table {self.db_name} does not exist")
+
+    def db_column(self, name: str) -> str:
+        """The quoted database name of column ``name`` (the engine's name), for SQL text."""
+        return quote(self.column(name).db_name)
 
     @property
     def rid_names(self) -> tuple[str, ...]:
@@ -103,7 +119,7 @@ class SqlTableHandle(ConnectorTableHandle):
 
     def check_readable(self) -> None:
         if self.unsupported is not None:
-            raise not_supported_type(str(self.table), *self.unsupported)
+            raise not_supported_type(self.db_name, *self.unsupported)
 
 
 class Catalog:
@@ -140,17 +156,54 @@ class Catalog:
 
     # ---- schemas and tables -------------------------------------------------------------------------------
 
-    def list_schemas(self) -> list[str]:
+    def _db_schemas(self) -> list[str]:
         if self.cfg.kind == SQLITE:
-            names = [r[1] for r in self.rows("PRAGMA database_list") if r[1] != "temp"]
-        else:
-            names = [
-                r[0]
-                for r in self.rows(
-                    "SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'"
-                )
-            ]
-        return sorted({*names, "default"})
+            return [r[1] for r in self.rows("PRAGMA database_list") if r[1] != "temp"]
+        return [
+            r[0]
+            for r in self.rows(
+                "SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'"
+            )
+        ]
+
+    def list_schemas(self) -> list[str]:
+        return sorted({*self._db_schemas(), "default"})
+
+    def db_schema(self, table: SchemaTableName) -> str | None:
+        """The database schema ``table`` names (the engine's ``default`` is the catalog's ``default_schema``)."""
+        if table.schema == "default" and table.quoted_schema in (None, "default"):
+            return self.cfg.default_schema
+        return match_name(self._db_schemas(), table.schema, self._exact(table.quoted_schema), "Schema")
+
+    def _db_tables(self, schema: str) -> list[str]:
+        """The names of the tables of database schema ``schema``, as the database spells them."""
+        if self.cfg.kind == SQLITE:
+            return [r[0] for r in self.rows(f"SELECT name FROM {quote(schema)}.sqlite_master WHERE type = 'table'")]
+        return [
+            r[0]
+            for r in self.rows(
+                "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE c.relkind IN ('r', 'p') AND n.nspname = %s",
+                (schema,),
+            )
+        ]
+
+    def db_table(self, schema: str, table: SchemaTableName) -> str | None:
+        """The database's name of the table ``table`` names in database schema ``schema`` (see :func:`match_name`);
+        the exact folded name is looked up first, so the whole catalog is read only for other spellings."""
+        if table.quoted_table is None and self.cfg.kind == POSTGRESQL:
+            exact = self.rows(
+                "SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE c.relkind IN ('r', 'p') AND n.nspname = %s AND c.relname = %s",
+                (schema, table.table),
+            )
+            if exact:
+                return table.table
+        return match_name(self._db_tables(schema), table.table, self._exact(table.quoted_table), "Table")
+
+    def _exact(self, quoted: str | None) -> str | None:
+        """A quoted name to find exactly: on PostgreSQL; SQLite's names ignore case even when quoted."""
+        return quoted if self.cfg.kind == POSTGRESQL else None
 
     def create_schema(self, schema: str) -> None:
         if self.cfg.kind == SQLITE:
@@ -160,26 +213,21 @@ class Catalog:
         self.rows(f"CREATE SCHEMA {quote(schema)}")
 
     def list_tables(self, schema: str | None) -> list[SchemaTableName]:
-        ph = self.cfg.ph
+        """Tables as the database spells them (``SHOW TABLES`` lists ``MixedCase``), each found exactly again
+        (``quoted_table``)."""
         if self.cfg.kind == SQLITE:
-            physical = self.cfg.physical_schema(schema) if schema else "main"
-            rows = [
-                (physical, r[0])
-                for r in self.rows(f"SELECT name FROM {quote(physical)}.sqlite_master WHERE type = 'table'")
-            ]
+            physical = self.db_schema(SchemaTableName(schema=schema, table="")) if schema else "main"
+            rows = [(physical, t) for t in self._db_tables(physical)] if physical else []
         elif schema is None:
             rows = self.rows(
                 "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
                 "WHERE c.relkind IN ('r', 'p') AND n.nspname NOT LIKE 'pg\\_%' AND n.nspname <> 'information_schema'"
             )
         else:
-            rows = self.rows(
-                "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-                f"WHERE c.relkind IN ('r', 'p') AND n.nspname = {ph}",
-                (self.cfg.physical_schema(schema),),
-            )
+            physical = self.db_schema(SchemaTableName(schema=schema, table=""))
+            rows = [(physical, t) for t in self._db_tables(physical)] if physical else []
         out = [
-            SchemaTableName(schema=schema or s, table=t)
+            SchemaTableName(schema=schema or s, table=t, quoted_schema=None if schema else s, quoted_table=t)
             for s, t in rows
             if not t.startswith(PREFIX) and not t.startswith("sqlite_")
         ]
@@ -188,45 +236,52 @@ class Catalog:
     def handle(self, table: SchemaTableName, version: TableVersion | None = None) -> SqlTableHandle | None:
         if version is not None:
             raise MergekitError(ErrorCode.NOT_SUPPORTED, TIME_TRAVEL_MESSAGE)
-        schema = self.cfg.physical_schema(table.schema)
-        if table.table.startswith(PREFIX):
+        schema = self.db_schema(table)
+        name = self.db_table(schema, table) if schema is not None else None
+        if schema is None or name is None or name.startswith(PREFIX):
             return None
         if self.cfg.kind == SQLITE:
-            return self._sqlite_handle(table, schema)
-        return self._pg_handle(table, schema)
+            return self._sqlite_handle(table, schema, name)
+        return self._pg_handle(table, schema, name)
 
-    def _pg_handle(self, table: SchemaTableName, schema: str) -> SqlTableHandle | None:
+    def _pg_handle(self, table: SchemaTableName, schema: str, name: str) -> SqlTableHandle | None:
         rows = self.rows(
             "SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, "
-            "coalesce(array_position(i.indkey::int2[], a.attnum) + 1, 0) "
+            "coalesce(array_position(i.indkey::int2[], a.attnum) + 1, 0), "
+            # the database fills the column when an INSERT omits it: a DEFAULT (serial's nextval), an identity
+            "a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> '' "
             "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
             "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped "
             "LEFT JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary "
             "WHERE n.nspname = %s AND c.relname = %s AND c.relkind IN ('r', 'p') ORDER BY a.attnum",
-            (schema, table.table),
+            (schema, name),
         )
         described = [
-            (name, type_text, pg_type(type_text), bool(not_null), key_pos)
-            for name, type_text, not_null, key_pos in rows
+            (column, type_text, pg_type(type_text), bool(not_null), key_pos, bool(filled))
+            for column, type_text, not_null, key_pos, filled in rows
         ]
-        return _table_handle(table, schema, described, versioned=True)
+        return _table_handle(table, schema, name, described, versioned=True)
 
-    def _sqlite_handle(self, table: SchemaTableName, schema: str) -> SqlTableHandle | None:
-        if schema not in [r[1] for r in self.rows("PRAGMA database_list")]:
-            return None
-        rows = self.rows(f"PRAGMA {quote(schema)}.table_info({quote(table.table)})")
+    def _sqlite_handle(self, table: SchemaTableName, schema: str, name: str) -> SqlTableHandle | None:
+        rows = self.rows(f"PRAGMA {quote(schema)}.table_info({quote(name)})")
+        # an INTEGER PRIMARY KEY is SQLite's rowid: never NULL, and the next rowid when an INSERT omits it
+        rowid = (
+            [r[1] for r in rows if r[5] and (r[2] or "").upper() == "INTEGER"]
+            if sum(bool(r[5]) for r in rows) == 1
+            else []
+        )
         described = [
             (
-                name,
+                column,
                 declared or "",
                 sqlite_type(declared or ""),
-                # an INTEGER PRIMARY KEY is SQLite's rowid: never NULL
-                bool(not_null) or bool(key_pos and (declared or "").upper() == "INTEGER"),
+                bool(not_null) or column in rowid,
                 key_pos,
+                default is not None or column in rowid,
             )
-            for _cid, name, declared, not_null, _default, key_pos in rows
+            for _cid, column, declared, not_null, default, key_pos in rows
         ]
-        return _table_handle(table, schema, described, versioned=False)
+        return _table_handle(table, schema, name, described, versioned=False)
 
     # ---- the side table of CHECK constraints and DEFAULT expressions ----------------------------------------
 
@@ -291,6 +346,7 @@ class Catalog:
                 hidden=c.hidden,
                 type_name=c.type_name,
                 default=defaults.get(c.name),
+                storage_default=c.db_default,
             )
             for c in h.columns
         )
@@ -311,13 +367,15 @@ class Catalog:
             raise MergekitError(ErrorCode.NOT_SUPPORTED, "The sqldb connector does not support streams")
         if name.table.startswith(PREFIX):
             raise MergekitError(ErrorCode.NOT_SUPPORTED, f"Table names starting with {PREFIX} are the connector's own")
-        schema = self.cfg.physical_schema(name.schema)
+        schema = self.db_schema(name)
+        if schema is None:
+            raise MergekitError(
+                ErrorCode.SCHEMA_NOT_FOUND, f"Schema '{name.quoted_schema or name.schema}' does not exist"
+            )
         if self.handle(name) is not None:
             if ignore_existing:
                 return
             raise MergekitError(ErrorCode.TABLE_ALREADY_EXISTS, f"Table '{name}' already exists")
-        if schema not in self.list_schemas():
-            raise MergekitError(ErrorCode.SCHEMA_NOT_FOUND, f"Schema '{name.schema}' does not exist")
         parts = [self._column_sql(c) for c in meta.columns if not c.hidden]
         if meta.primary_key:
             parts.append(f"PRIMARY KEY ({', '.join(quote(k) for k in meta.primary_key)})")
@@ -325,7 +383,8 @@ class Catalog:
             parts.insert(0, f"{quote(SURROGATE_KEY)} bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY")
         else:  # an alias of the rowid, which VACUUM then keeps
             parts.insert(0, f"{quote(SURROGATE_KEY)} INTEGER PRIMARY KEY")
-        self.rows(f"CREATE TABLE {qualified(schema, name.table)} ({', '.join(parts)})")
+        # a quoted name is created as written, an unquoted one lower-cased (as PostgreSQL does)
+        self.rows(f"CREATE TABLE {qualified(schema, name.quoted_table or name.table)} ({', '.join(parts)})")
         h = self.handle(name)
         assert h is not None
         self._drop_meta(h.db_schema, h.db_table)  # leftovers of a table dropped outside mergekit
@@ -366,38 +425,72 @@ def sql_handle(table_handle: ConnectorTableHandle) -> SqlTableHandle:
     return table_handle
 
 
+def match_name(stored: Sequence[str], name: str, quoted: str | None, what: str) -> str | None:
+    """The database's name a statement's name means, of the names ``stored``: a ``quoted`` name exactly as written
+    (PostgreSQL's rule); an unquoted one, which the engine lower-cased, the stored name equal to it (PostgreSQL's
+    folding), else the one stored name equal to it ignoring case (Trino's case-insensitive name matching; SQLite's
+    rule, where names that differ only in case cannot coexist); ``AMBIGUOUS_NAME`` when several are (PostgreSQL's
+    ``"Orders"`` and ``"ORDERS"``, no ``orders``). None: no such name."""
+    if quoted is not None:
+        return quoted if quoted in stored else None
+    if name in stored:
+        return name
+    matches = sorted({s for s in stored if s.lower() == name.lower()})
+    if len(matches) > 1:
+        raise MergekitError(
+            ErrorCode.AMBIGUOUS_NAME,
+            f"{what} name {name} matches {' and '.join(quote(m) for m in matches)} in the database, which differ "
+            "only in case: quote the name to choose one",
+        )
+    return matches[0] if matches else None
+
+
 def _table_handle(
     table: SchemaTableName,
     schema: str,
-    described: list[tuple[str, str, tuple[pa.DataType, str] | None, bool, int]],
+    name: str,
+    described: list[tuple[str, str, tuple[pa.DataType, str] | None, bool, int, bool]],
     *,
     versioned: bool,
 ) -> SqlTableHandle | None:
-    """The handle of a table the database described column by column: (name, the database's type, its mapping or
-    None when unsupported, NOT NULL, 1-based position in the primary key or 0); None for no columns (no table)."""
+    """The handle of table ``schema.name`` (database names; ``table`` the engine's) the database described column
+    by column: (name, the database's type, its mapping or None when unsupported, NOT NULL, 1-based position in
+    the primary key or 0, whether the database fills it when an INSERT omits it); None for no columns (no table). Columns get lower-cased names; two whose names differ
+    only in case make the table unusable (``AMBIGUOUS_NAME``): mergekit's column names ignore case."""
     if not described:
         return None
     columns, keyed, unsupported = [], [], None
-    for name, type_text, mapped, not_null, key_pos in described:
+    seen: dict[str, str] = {}
+    for db_name, type_text, mapped, not_null, key_pos, filled in described:
+        column = db_name.lower()
+        if column in seen:
+            raise MergekitError(
+                ErrorCode.AMBIGUOUS_NAME,
+                f"Table {schema}.{name} has columns {quote(seen[column])} and {quote(db_name)}, whose names differ "
+                "only in case: mergekit's column names ignore case, so it cannot tell them apart",
+            )
+        seen[column] = db_name
         if mapped is None:
-            unsupported = unsupported or (name, type_text or "(none)")
+            unsupported = unsupported or (db_name, type_text or "(none)")
             mapped = (pa.null(), type_text)
         columns.append(
             SqlColumn(
-                name=name,
+                name=column,
+                db_name=db_name,
                 db_type=type_text,
                 type=mapped[0],
                 type_name=mapped[1],
                 nullable=not not_null,
-                hidden=name == SURROGATE_KEY,
+                hidden=column == SURROGATE_KEY,
+                db_default=filled,
             )
         )
         if key_pos:
-            keyed.append((key_pos, name))
+            keyed.append((key_pos, column))
     return SqlTableHandle(
         table=table,
         db_schema=schema,
-        db_table=table.table,
+        db_table=name,
         columns=tuple(columns),
         key=tuple(n for _, n in sorted(keyed)),
         unsupported=unsupported,

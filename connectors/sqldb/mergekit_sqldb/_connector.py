@@ -29,6 +29,7 @@ from ._db import DbConfig, parse_config
 from ._metadata import SqlDbMetadata
 from ._read import SqlIndexProvider, SqlPageSource, SqlSplit, SqlSplitManager
 from ._row_level import SqlUpdatablePageSource
+from ._staging import drop_abandoned_staging
 from ._write import SqlPageSinkProvider
 
 
@@ -87,4 +88,5 @@ class SqlDbConnectorFactory(ConnectorFactory):
     def create(self, *, catalog_name: str, config: Mapping[str, Any], context: ConnectorContext) -> Connector:
         connector = SqlDbConnector(parse_config(catalog_name, config))
         connector.catalog.rows("SELECT 1")  # a wrong URI fails when the catalog is created, not later
+        drop_abandoned_staging(connector.catalog)  # what a driver that died mid-statement left behind
         return connector

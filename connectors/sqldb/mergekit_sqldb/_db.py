@@ -55,10 +55,6 @@ class DbConfig:
         """The placeholder of a query parameter."""
         return "%s" if self.kind == POSTGRESQL else "?"
 
-    def physical_schema(self, schema: str) -> str:
-        """The engine's ``default`` schema is the database's default schema (``public`` / ``main``)."""
-        return self.default_schema if schema == "default" else schema
-
 
 def parse_config(catalog: str, config: Any) -> DbConfig:
     def bad(message: str) -> MergekitError:
@@ -156,11 +152,25 @@ def qualified(schema: str, table: str) -> str:
 _CONFLICT_STATES = {"40001", "40P01", "55P03"}  # serialization failure, deadlock, lock not available
 
 
+def _message(exc: BaseException) -> str:
+    """The database's message: PostgreSQL's primary message, DETAIL and HINT, without its CONTEXT (where the
+    connector's own statements show: ``COPY _mk_stage_..., line 1``)."""
+    diag = getattr(exc, "diag", None)
+    primary = getattr(diag, "message_primary", None)
+    if not primary:
+        return str(exc)
+    parts = [primary]
+    for label, text in (("DETAIL", diag.message_detail), ("HINT", diag.message_hint)):
+        if text:
+            parts.append(f"{label}: {text}")
+    return " ".join(parts)
+
+
 def translate(exc: BaseException, what: str) -> MergekitError | None:
     """The coded error of a database error (None for anything else)."""
     if isinstance(exc, MergekitError):
         return None
-    detail = " ".join(str(exc).split())
+    detail = " ".join(_message(exc).split())
     state = getattr(exc, "sqlstate", None)
     if isinstance(exc, sqlite3.IntegrityError) or (isinstance(state, str) and state.startswith("23")):
         return MergekitError(ErrorCode.CONSTRAINT_VIOLATION, f"{what}: {detail}")

@@ -27,16 +27,17 @@ from mergekit.spi import (
     TableVersion,
 )
 
+from ._apply import apply_staged, transaction_on
 from ._catalog import Catalog, SqlTableHandle, sql_handle
 from ._db import db_errors
 from ._read import ROW_ID, SqlIndexHandle, row_id_type
 from ._row_level import staging_of, translate_predicate, update_row_id_columns
-from ._write import SqlMergeTableHandle, apply_staged, create_staging, drop_staging, transaction_on
+from ._write import SqlMergeTableHandle, create_staging, drop_staging
 
 
 def no_key_message(h: SqlTableHandle) -> str:
     return (
-        f"Table {h.table} has no primary key: the sqldb connector identifies rows by their primary key, so it "
+        f"Table {h.db_name} has no primary key: the sqldb connector identifies rows by their primary key, so it "
         "cannot update, delete or merge rows of this table (add a PRIMARY KEY in the database)"
     )
 
@@ -151,11 +152,17 @@ class SqlDbMetadata(ConnectorMetadata):
         session: ConnectorSession,
         table_handle: ConnectorTableHandle,
         update_case_columns: Mapping[int, Sequence[ColumnHandle]],
+        insert_case_defaults: Mapping[int, Sequence[ColumnHandle]] | None = None,
     ) -> ConnectorMergeTableHandle:
+        """``insert_case_defaults``: the columns the database fills (its DEFAULT, sequence or identity) for the
+        INSERT rows of each case; the commit leaves them out of those rows' INSERT."""
         h = sql_handle(table_handle)
         if update_case_columns and not h.key:
             raise MergekitError(ErrorCode.NOT_SUPPORTED, no_key_message(h))
-        staging = create_staging(self._catalog, h, [c.name for c in h.visible])
+        defaults = {n: [c.name for c in cols] for n, cols in (insert_case_defaults or {}).items()}
+        assigned = {c.name for cols in update_case_columns.values() for c in cols}
+        set_columns = [c.name for c in h.visible if c.name in assigned]
+        staging = create_staging(self._catalog, h, [c.name for c in h.visible], defaults, set_columns)
         return SqlMergeTableHandle(table_handle=h, staging=staging)
 
     def finish_merge(
@@ -256,7 +263,7 @@ class SqlDbMetadata(ConnectorMetadata):
         if h.mode != "pushdown":
             raise MergekitError(ErrorCode.GENERIC_INTERNAL_ERROR, "execute_delete called without apply_delete")
         sql = f"DELETE FROM {h.qualified}" + (f" WHERE {h.where}" if h.where else "")
-        with self._catalog.conn() as conn, db_errors(f"Cannot delete from table {h.table}"):
+        with self._catalog.conn() as conn, db_errors(f"Cannot delete from table {h.db_name}"):
             with transaction_on(self._cfg, conn):
                 count = (conn.execute(sql, h.params) if h.params else conn.execute(sql)).rowcount
         return int(count)

@@ -39,7 +39,8 @@ from mergekit.spi import (
 from ._catalog import Catalog, SqlTableHandle, sql_handle
 from ._db import POSTGRESQL, XMIN, DbConfig, arrow_column, connect, db_errors, quote
 
-#: The row id channel: the primary key's value (a struct of the key columns for a composite key).
+#: The row id channel: a struct of the primary key's columns (named as the engine names them, so that the engine
+#: names a row by its key in messages) and, on PostgreSQL, the row version.
 ROW_ID = "$row_id"
 #: Key values per split when a scan reads only given keys.
 _KEYS_PER_SPLIT = 100_000
@@ -47,10 +48,9 @@ _MAX_SPLITS = 64
 
 
 def row_id_type(h: SqlTableHandle) -> pa.DataType:
-    """The type of ``$row_id``: the key column's, or a struct of the key columns (and, for an UPDATE of a key
-    through the row-level SPI, of the other columns too: ``row_id_columns``)."""
-    fields = [pa.field(n, pa.int64() if n == XMIN else h.column(n).type) for n in h.rid_names]
-    return fields[0].type if len(fields) == 1 else pa.struct(fields)
+    """The type of ``$row_id``: a struct of the key columns (and, for an UPDATE of a key through the row-level
+    SPI, of the other columns too: ``row_id_columns``), then the row version on PostgreSQL."""
+    return pa.struct([pa.field(n, pa.int64() if n == XMIN else h.column(n).type) for n in h.rid_names])
 
 
 @attrs.frozen(kw_only=True)
@@ -83,7 +83,8 @@ def _key_values(h: SqlTableHandle, constraint: Constraint) -> list[Any] | None:
 
 
 def key_splits(cfg: DbConfig, key: str, db_type: str, keys: list[Any]) -> list[SqlSplit]:
-    """Splits reading the rows of ``keys`` (values of the single key column ``key``, of the database type
+    """Splits reading the rows of ``keys`` (values of the single key column ``key``, its database name, of the
+    database type
     ``db_type``) by the primary key index. PostgreSQL receives each share of the keys as one array literal (text
     cast to ``db_type[]``): psycopg would adapt a list of 100k values one by one, in Python."""
     k = quote(key)
@@ -107,10 +108,10 @@ def plan_splits(catalog: Catalog, h: SqlTableHandle, constraint: Constraint) -> 
     cfg = catalog.cfg
     keys = _key_values(h, constraint)
     if keys is not None:
-        return key_splits(cfg, h.key[0], h.column(h.key[0]).db_type, keys)
+        return key_splits(cfg, h.column(h.key[0]).db_name, h.column(h.key[0]).db_type, keys)
     if len(h.key) != 1 or not pa.types.is_integer(h.column(h.key[0]).type):
         return [SqlSplit()]
-    k = quote(h.key[0])
+    k = h.db_column(h.key[0])
     low, high = catalog.rows(f"SELECT min({k}), max({k}) FROM {h.qualified}")[0]
     if low is None:
         return []
@@ -187,11 +188,12 @@ class SqlPageSource(ConnectorPageSource):
         t = self._types[name]
         if name == XMIN:
             return "xmin::text::bigint"
+        column = self._h.db_column(name)
         if self._cfg.kind != POSTGRESQL or name not in self._as_text:
-            return quote(name)
+            return column
         if pa.types.is_timestamp(t) and t.tz is not None:
-            return f"({quote(name)} AT TIME ZONE 'UTC')::text"
-        return f"{quote(name)}::text"
+            return f"({column} AT TIME ZONE 'UTC')::text"
+        return f"{column}::text"
 
     def _column(self, name: str, values: Sequence[Any]) -> pa.Array:
         t = self._types[name]
@@ -205,8 +207,6 @@ class SqlPageSource(ConnectorPageSource):
         for name in self._names:
             if name != ROW_ID:
                 out.append(arrays[name])
-            elif len(self._rid) == 1:
-                out.append(arrays[self._rid[0]])
             else:
                 out.append(pa.StructArray.from_arrays([arrays[k] for k in self._rid], names=list(self._rid)))
         return pa.RecordBatch.from_arrays(out, names=self._names)
@@ -218,7 +218,7 @@ class SqlPageSource(ConnectorPageSource):
         if cfg.kind == POSTGRESQL and self._physical:
             yield from self._copy_pages(sql)
             return
-        with db_errors(f"Cannot read table {h.table}"):
+        with db_errors(f"Cannot read table {h.db_name}"):
             self._conn = connect(cfg)
             if cfg.kind == POSTGRESQL:
                 cursor = self._conn.cursor(name=f"mk_{uuid.uuid4().hex}")
@@ -241,7 +241,7 @@ class SqlPageSource(ConnectorPageSource):
         :meth:`_select`) and bytea as ``\\x`` hex."""
         h = self._h
         csv_types = {name: self._csv_type(name) for name in self._physical}
-        with db_errors(f"Cannot read table {h.table}"):
+        with db_errors(f"Cannot read table {h.db_name}"):
             self._conn = connect(self._cfg)
             with (
                 self._conn.cursor() as cur,
@@ -357,5 +357,5 @@ class SqlIndex(ConnectorIndex):
     def lookup(self, keys: pa.Table) -> ConnectorPageSource:
         key = self._h.column(self._h.key[0])
         values = keys.column(0).combine_chunks().cast(key.type).to_pylist()
-        splits = key_splits(self._cfg, key.name, key.db_type, values)
+        splits = key_splits(self._cfg, key.db_name, key.db_type, values)
         return ChainedPageSource([SqlPageSource(self._cfg, self._h, s, self._columns) for s in splits])

@@ -38,7 +38,8 @@ def staging_of(cfg: DbConfig, h: SqlTableHandle) -> Staging:
         data = tuple(c.name for c in h.visible)  # full rows: some keys change
     else:
         data = h.updated
-    return Staging(cfg=cfg, table=plain, stage=h.stage, data_columns=data)
+    # (no INSERT: no insert_defaults)
+    return Staging(cfg=cfg, table=plain, stage=h.stage, data_columns=data, set_columns=h.updated)
 
 
 class SqlUpdatablePageSource(UpdatablePageSource):
@@ -133,7 +134,7 @@ def translate_predicate(
         if not _pushable(cfg, h, column, op):
             return None
         col = h.column(column)
-        ref = quote(column)
+        ref = quote(col.db_name)
         if cfg.kind == POSTGRESQL and pa.types.is_string(col.type) and op not in ("=", "<>", "IN"):
             ref += ' COLLATE "C"'  # Trino orders strings by code point; so does the C collation on UTF-8
         if op in ("IS NULL", "IS NOT NULL"):

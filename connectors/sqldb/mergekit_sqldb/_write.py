@@ -5,11 +5,7 @@ the target table (UNLOGGED in PostgreSQL): an attempt tag, the operation, the ol
 new row's columns. Every sink (one per executor task attempt) stages its rows under a fresh uuid, the attempt
 tag: PostgreSQL with ``COPY ... FROM STDIN (FORMAT csv)`` in one transaction committed by ``finish()``, SQLite
 with ``executemany`` per page. Its fragment names the tag and the row counts. ``finish_*`` applies only the
-rows of those tags, set-based, in ONE transaction that also drops the staging table:
-
-1. ``DELETE`` the target rows of DELETE rows, and of UPDATE rows whose key changed;
-2. ``UPDATE ... FROM`` the rows of the other UPDATE rows;
-3. ``INSERT ... SELECT`` the INSERT rows and the new rows of key-changing UPDATEs.
+rows of those tags, set-based, in ONE transaction that also drops the staging table (``_apply``).
 
 A retried or speculative task staged under another tag, which no fragment names: it is never applied. A
 constraint the database enforces (key, NOT NULL, CHECK, foreign key) fails the statement with
@@ -21,10 +17,9 @@ some: PostgreSQL row ids carry the row's ``xmin``) with
 from __future__ import annotations
 
 import io
-import json
 import os
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -43,9 +38,10 @@ from mergekit.spi import (
 )
 
 from ._catalog import Catalog, SqlTableHandle
-from ._db import POSTGRESQL, SQLITE, STAGE_PREFIX, XMIN, DbConfig, connect, db_errors, quote, sqlite_values, transaction
+from ._db import POSTGRESQL, XMIN, DbConfig, connect, db_errors, quote, sqlite_values, transaction
+from ._staging import end_lease, new_stage_name, take_lease
 
-TAG, OP = "_mk_tag", "_mk_op"
+TAG, OP, CASE = "_mk_tag", "_mk_op", "_mk_case"
 
 
 def rid(i: int) -> str:
@@ -60,6 +56,12 @@ class Staging:
     table: SqlTableHandle
     stage: str
     data_columns: tuple[str, ...]  # the page's data channels: the visible columns, in table order
+    #: (case number, columns): the columns the database fills for that INSERT case's rows (begin_merge's
+    #: insert_case_defaults); when there are any, the staging table keeps each row's case number
+    insert_defaults: tuple[tuple[int, tuple[str, ...]], ...] = ()
+    #: the columns the statement's UPDATEs assign (begin_merge's update_case_columns): the only ones the apply's
+    #: UPDATE sets (PostgreSQL refuses to set a GENERATED ALWAYS column, even to its own value)
+    set_columns: tuple[str, ...] = ()
 
     @property
     def qualified(self) -> str:
@@ -68,7 +70,9 @@ class Staging:
     @property
     def columns(self) -> list[str]:
         version = [XMIN] if self.table.versioned else []
-        return [TAG, OP] + [rid(i) for i in range(len(self.table.key))] + version + list(self.data_columns)
+        case = [CASE] if self.insert_defaults else []
+        keys = [rid(i) for i in range(len(self.table.key))]
+        return [TAG, OP, *case, *keys, *version, *self.data_columns]
 
 
 @attrs.frozen(kw_only=True)
@@ -85,6 +89,8 @@ class SqlFragment:
     deleted: int = 0
     updated: int = 0
     moved: int = 0  # of the updated rows, those whose key changes (deleted and inserted whole)
+    #: (case number, INSERT rows) when the database fills columns of some INSERT case (Staging.insert_defaults)
+    insert_cases: tuple[tuple[int, int], ...] = ()
 
 
 def fault(cfg: DbConfig, where: str) -> str | None:
@@ -98,16 +104,34 @@ def fault(cfg: DbConfig, where: str) -> str | None:
 # ---- the staging table ---------------------------------------------------------------------------------------
 
 
-def create_staging(catalog: Catalog, h: SqlTableHandle, data_columns: Sequence[str]) -> Staging:
+def create_staging(
+    catalog: Catalog,
+    h: SqlTableHandle,
+    data_columns: Sequence[str],
+    insert_defaults: Mapping[int, Sequence[str]] | None = None,
+    set_columns: Sequence[str] = (),
+) -> Staging:
     cfg = catalog.cfg
-    st = Staging(cfg=cfg, table=h, stage=f"{STAGE_PREFIX}{uuid.uuid4().hex}", data_columns=tuple(data_columns))
+    st = Staging(
+        cfg=cfg,
+        table=h,
+        stage=new_stage_name(cfg.kind),
+        data_columns=tuple(data_columns),
+        insert_defaults=tuple(sorted((n, tuple(cols)) for n, cols in (insert_defaults or {}).items() if cols)),
+        set_columns=tuple(set_columns),
+    )
     keys = [h.column(k) for k in h.key]
-    defs = [f"{TAG} TEXT NOT NULL", f"{OP} SMALLINT NOT NULL"]
+    defs = [f"{TAG} TEXT NOT NULL", f"{OP} SMALLINT NOT NULL"] + ([f"{CASE} INTEGER"] if st.insert_defaults else [])
     defs += [f"{rid(i)} {k.db_type}" for i, k in enumerate(keys)]
     defs += [f"{XMIN} BIGINT"] if h.versioned else []
     defs += [f"{quote(c)} {h.column(c).db_type}" for c in data_columns]
     unlogged = "UNLOGGED " if cfg.kind == POSTGRESQL else ""
-    catalog.rows(f"CREATE {unlogged}TABLE {st.qualified} ({', '.join(defs)})")
+    take_lease(catalog, st.stage)  # before the table exists: no cleaner may take it for abandoned
+    try:
+        catalog.rows(f"CREATE {unlogged}TABLE {st.qualified} ({', '.join(defs)})")
+    except BaseException:
+        end_lease(catalog, st.stage)
+        raise
     return st
 
 
@@ -116,6 +140,7 @@ def drop_staging(catalog: Catalog, st: Staging) -> None:
         if catalog.cfg.kind == POSTGRESQL:
             c.execute("SET lock_timeout = '30s'")
         c.execute(f"DROP TABLE IF EXISTS {st.qualified}")
+    end_lease(catalog, st.stage)
 
 
 # ---- sinks: stage rows under the attempt's tag ------------------------------------------------------------------
@@ -147,8 +172,9 @@ class StagingWriter:
             self._conn = connect(self.st.cfg)
         return self._conn
 
-    def write(self, op: pa.Array, row_ids: list[pa.Array], data: list[pa.Array]) -> None:
-        """Stage ``len(op)`` rows: their operations, old key columns and new values (one array per column)."""
+    def write(self, op: pa.Array, row_ids: list[pa.Array], data: list[pa.Array], case: pa.Array | None = None) -> None:
+        """Stage ``len(op)`` rows: their operations, old key columns and new values (one array per column), and
+        their case numbers when the staging table keeps them."""
         n = len(op)
         if n == 0:
             return
@@ -161,8 +187,9 @@ class StagingWriter:
                     open(marker, "w").close()
                 os._exit(17)  # a killed executor process: no abort, no rollback from this side
         st = self.st
-        columns = [pa.array([self.tag] * n, pa.string()), op.cast(pa.int16()), *row_ids, *data]
-        with db_errors(f"Cannot stage rows for table {st.table.table}"):
+        cases = [case.cast(pa.int32()) if case is not None else pa.nulls(n, pa.int32())] if st.insert_defaults else []
+        columns = [pa.array([self.tag] * n, pa.string()), op.cast(pa.int16()), *cases, *row_ids, *data]
+        with db_errors(f"Cannot stage rows for table {st.table.db_name}"):
             conn = self._connection()
             if st.cfg.kind == POSTGRESQL:
                 names = [quote(c) for c in st.columns]
@@ -178,7 +205,7 @@ class StagingWriter:
 
     def commit(self) -> None:
         if self._conn is not None:
-            with db_errors(f"Cannot stage rows for table {self.st.table.table}"):
+            with db_errors(f"Cannot stage rows for table {self.st.table.db_name}"):
                 if self.st.cfg.kind == POSTGRESQL:
                     self._conn.commit()
                 self._conn.close()
@@ -215,10 +242,7 @@ def row_id_fields(row_ids: pa.Array, h: SqlTableHandle) -> dict[str, pa.Array]:
     row) reads null in every field."""
     if isinstance(row_ids, pa.ChunkedArray):
         row_ids = row_ids.combine_chunks()
-    names = h.rid_names
-    if len(names) == 1:
-        return {names[0]: row_ids}
-    return dict(zip(names, row_ids.flatten(), strict=True))
+    return dict(zip(h.rid_names, row_ids.flatten(), strict=True))
 
 
 def key_arrays(row_ids: pa.Array, h: SqlTableHandle) -> list[pa.Array]:
@@ -236,6 +260,7 @@ class SqlMergeSink(ConnectorMergeSink):
         self._n_data = len(st.data_columns)
         self._counts = {MergeOperation.INSERT: 0, MergeOperation.DELETE: 0, MergeOperation.UPDATE: 0}
         self._moved = 0
+        self._insert_cases: dict[int, int] = {}
 
     def store_merged_rows(self, page: pa.RecordBatch) -> None:
         ops = page.column(MERGE_PAGE_LAYOUT.operation)
@@ -248,7 +273,12 @@ class SqlMergeSink(ConnectorMergeSink):
         data = [page.column(i) for i in range(self._n_data)]
         if self._counts[MergeOperation.UPDATE]:
             self._moved += moved_rows(self._writer.st, ops, row_ids, data)
-        self._writer.write(ops, row_ids, data)
+        cases = page.column(MERGE_PAGE_LAYOUT.case_number)
+        if self._writer.st.insert_defaults and self._counts[MergeOperation.INSERT]:
+            inserted = cases.filter(pc.equal(ops, int(MergeOperation.INSERT)))
+            for item in pc.value_counts(inserted).to_pylist():
+                self._insert_cases[item["values"]] = self._insert_cases.get(item["values"], 0) + item["counts"]
+        self._writer.write(ops, row_ids, data, cases)
 
     def finish(self) -> Sequence[Any]:
         self._writer.commit()
@@ -260,6 +290,7 @@ class SqlMergeSink(ConnectorMergeSink):
                 deleted=c[MergeOperation.DELETE],
                 updated=c[MergeOperation.UPDATE],
                 moved=self._moved,
+                insert_cases=tuple(sorted(self._insert_cases.items())),
             )
         ]
 
@@ -274,101 +305,3 @@ class SqlPageSinkProvider(ConnectorPageSinkProvider):
     ) -> ConnectorMergeSink:
         assert isinstance(merge_handle, SqlMergeTableHandle)
         return SqlMergeSink(merge_handle.staging)
-
-
-# ---- the commit: apply the fragments' rows in one transaction ---------------------------------------------------
-
-
-def apply_staged(catalog: Catalog, st: Staging, fragments: Sequence[Any]) -> int:
-    """Apply the staged rows of ``fragments``' tags to the target and drop the staging table, in one
-    transaction; returns the number of target rows changed."""
-    frags = [f for f in fragments if isinstance(f, SqlFragment)]
-    cfg, h = catalog.cfg, st.table
-    if not frags:
-        drop_staging(catalog, st)
-        return 0
-    tags = [f.tag for f in frags]
-    expected_changed = sum(f.deleted + f.updated for f in frags)
-    if cfg.kind == POSTGRESQL:
-        tag_filter, tag_param = f"s.{TAG} = ANY(%s)", tags
-    else:
-        tag_filter, tag_param = f"s.{TAG} IN (SELECT value FROM json_each(?))", json.dumps(tags)
-    keys = list(h.key)
-    moved = sum(f.moved for f in frags)
-    key_changed = " OR ".join(f"s.{quote(k)} IS NOT s.{rid(i)}" for i, k in enumerate(keys) if k in st.data_columns)
-    if cfg.kind == POSTGRESQL:
-        key_changed = key_changed.replace(" IS NOT ", " IS DISTINCT FROM ")
-    key_changed = f"({key_changed})" if moved and key_changed else "FALSE"
-    target, stage = h.qualified, st.qualified
-    # PostgreSQL: a row changed by another writer since the scan read it has another xmin: it is not found, so the
-    # counts below differ and the statement fails (no lost update)
-    version = f" AND t.xmin::text::bigint = s.{XMIN}" if h.versioned else ""
-    deleted_ops = f"(s.{OP} = 2 OR (s.{OP} = 3 AND {key_changed}))"
-    if cfg.kind == POSTGRESQL:
-        match = " AND ".join(f"t.{quote(k)} = s.{rid(i)}" for i, k in enumerate(keys))
-        delete = f"DELETE FROM {target} t USING {stage} s WHERE {tag_filter} AND {deleted_ops} AND {match}{version}"
-    else:
-        tuple_keys = ", ".join(quote(k) for k in keys)
-        rids = ", ".join(f"s.{rid(i)}" for i in range(len(keys)))
-        delete = (
-            f"DELETE FROM {target} WHERE ({tuple_keys}) IN "
-            f"(SELECT {rids} FROM {stage} s WHERE {tag_filter} AND {deleted_ops})"
-        )
-    set_columns = [c for c in st.data_columns if c not in keys] or [c for c in st.data_columns][:1]
-    assignments = ", ".join(f"{quote(c)} = s.{quote(c)}" for c in set_columns)
-    update_match = " AND ".join(f"t.{quote(k)} = s.{rid(i)}" for i, k in enumerate(keys))
-    not_moved = f" AND NOT {key_changed}" if moved else ""
-    update = (
-        f"UPDATE {target} AS t SET {assignments} FROM {stage} s "
-        f"WHERE {tag_filter} AND s.{OP} = 3{not_moved} AND {update_match}{version}"
-    )
-    columns = ", ".join(quote(c) for c in st.data_columns)
-    insert = (
-        f"INSERT INTO {target} ({columns}) SELECT {', '.join('s.' + quote(c) for c in st.data_columns)} "
-        f"FROM {stage} s WHERE {tag_filter} AND (s.{OP} = 1 OR (s.{OP} = 3 AND {key_changed}))"
-    )
-    changed = 0
-    has_deletes = any(f.deleted for f in frags) or moved > 0
-    has_updates = sum(f.updated for f in frags) > moved and bool(set_columns)
-    has_inserts = any(f.inserted for f in frags) or moved > 0
-    with catalog.conn() as conn, db_errors(f"Cannot apply the statement to table {h.table}"):
-        with transaction_on(cfg, conn):
-            if cfg.kind == POSTGRESQL:  # a row locked by another writer for too long is a conflict, not a hang
-                conn.execute(f"SET LOCAL lock_timeout = '{int(cfg.busy_timeout * 1000)}ms'")
-                conn.execute(f"ANALYZE {stage}")
-            if has_deletes and keys:
-                changed += conn.execute(delete, (tag_param,)).rowcount
-            if has_updates and keys:
-                changed += conn.execute(update, (tag_param,)).rowcount
-            if has_inserts:
-                conn.execute(insert, (tag_param,))
-            if changed != expected_changed:
-                raise MergekitError(
-                    ErrorCode.TRANSACTION_CONFLICT,
-                    f"Table {h.table}: {expected_changed - changed} of the {expected_changed} rows this statement "
-                    "changes were deleted or changed concurrently",
-                )
-            if fault(cfg, "finish") is not None:
-                raise MergekitError(
-                    ErrorCode.GENERIC_INTERNAL_ERROR, "sqldb: finish fails on purpose (fault_injection)"
-                )
-            conn.execute(f"DROP TABLE {stage}")
-    return changed
-
-
-class transaction_on:
-    """A transaction on the driver's autocommit connection (PostgreSQL) or the SQLite connection."""
-
-    def __init__(self, cfg: DbConfig, conn: Any) -> None:
-        self._cfg, self._conn = cfg, conn
-        self._tx: Any = None
-
-    def __enter__(self) -> Any:
-        if self._cfg.kind == SQLITE:
-            self._tx = transaction(self._cfg, self._conn)
-        else:
-            self._tx = self._conn.transaction()
-        return self._tx.__enter__()
-
-    def __exit__(self, *exc: Any) -> Any:
-        return self._tx.__exit__(*exc)
