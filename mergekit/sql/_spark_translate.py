@@ -76,6 +76,7 @@ from . import (
     _spark_handlers_regexp,
     _spark_handlers_strings,
 )
+from ._aggregation import check_aggregations
 from ._function_catalog import check_listed
 from ._spark_handlers_strings import typeof_literal
 from ._spark_infer import _Typer
@@ -194,6 +195,7 @@ def to_spark_sql(node: exp.Expression, *, schema: Mapping[str, Mapping[str, str]
     typer = _Typer(schema)
     for sub in list(tree.walk()):
         typer.type_of(sub)
+    check_aggregations(tree, typer)
     for call in list(tree.find_all(exp.Typeof)):  # a constant of the original tree's types
         check_listed(call, "typeof")
         call.replace(typeof_literal(call, typer.type_of(call.this)))
