@@ -148,9 +148,13 @@ class Engine:
         ``stream=True``: a query's rows are not collected; the result reads them from Spark when they are
         iterated (``Result.batches()``, iteration), one partition at a time, so any size fits in memory."""
         statement = msql.parse_statement(sql)
-        if isinstance(statement, msql.CreateStreamingJob | msql.JobAction | msql.ShowStreamingJobs):
-            return run_job_statement(self, statement)
-        return self._run(statement, stream=stream)
+        try:
+            if isinstance(statement, msql.CreateStreamingJob | msql.JobAction | msql.ShowStreamingJobs):
+                return run_job_statement(self, statement)
+            return self._run(statement, stream=stream)
+        except MergekitError as err:  # WHERE name = "a": say what double quotes mean
+            msql.add_quoted_name_hint(err, sql)
+            raise
 
     def running_job(self, name: str) -> StreamHandle | None:
         """The handle of streaming job ``name`` started by ``START STREAMING JOB`` on this engine (its ``progress``,

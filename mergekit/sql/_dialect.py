@@ -21,6 +21,15 @@ def _as_written(name: str) -> Any:
     return lambda args: exp.Anonymous(this=name.lower(), expressions=args)
 
 
+def _written_as(word: str) -> Any:
+    def parse(self: Any) -> Any:
+        node = self._parse_auto_increment()
+        node.meta["written"] = word
+        return node
+
+    return parse
+
+
 class Mergekit(Trino):
     """Trino SQL as mergekit reads it. Extensions (merge-table DDL, STREAM) are added here.
 
@@ -55,6 +64,12 @@ class Mergekit(Trino):
             )
 
         FUNCTIONS = {**Trino.Parser.FUNCTIONS, **{name: _as_written(name) for name in _AS_WRITTEN}}
+
+        # The word an auto-incrementing column was declared with, for its refusal (sqlglot reads all three alike).
+        CONSTRAINT_PARSERS = {
+            **Trino.Parser.CONSTRAINT_PARSERS,
+            **{word: _written_as(word) for word in ("AUTOINCREMENT", "AUTO_INCREMENT", "IDENTITY")},
+        }
 
         # Calcite's SESSION(t, gap) group window function and SESSION(...) window table function (seed 001):
         # ``SESSION`` is a keyword token (SET SESSION), a function name only when a parenthesis follows.

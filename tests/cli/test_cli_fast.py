@@ -69,3 +69,13 @@ def test_run_names_the_file_line_and_statement_of_a_syntax_error_before_spark_st
     assert "line 1:" not in proc.stderr and "line 3:" not in proc.stderr  # the file's line, not the statement's
     assert JVM_STARTED not in proc.stderr
     no_traceback(proc)
+
+
+def test_an_unknown_first_word_is_named():
+    proc = mergekit("sql", "SELEC * FROM t")
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(
+        "[SYNTAX_ERROR] line 1:1: mismatched input 'SELEC'. Expected a statement (did you mean SELECT?)"
+    ), proc.stderr
+    assert JVM_STARTED not in proc.stderr
+    no_traceback(proc)
