@@ -19,6 +19,7 @@ from ._defaults import check_check_expression
 from ._dialect import DIALECT
 from ._functions import FUNCTION_HEADER, parse_create_function
 from ._jobs import CreateStreamingJob, match_create_job, match_job_action, split_job_source
+from ._literals import check_typed_literals
 from ._model import (
     AlterTableAddConstraint,
     Call,
@@ -132,6 +133,7 @@ def parse_expression(text: str) -> Expression:
         node = sqlglot.parse_one(text, read=DIALECT, into=exp.Condition)
     except (ParseError, TokenError):
         node = parse_tree(f"SELECT {text}").expressions[0]  # type: ignore[attr-defined]
+    check_typed_literals(node)
     return Expression(node)
 
 

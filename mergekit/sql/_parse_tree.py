@@ -19,6 +19,7 @@ from sqlglot.tokens import TokenType
 from mergekit.errors import ErrorCode, MergekitError
 
 from ._dialect import DIALECT
+from ._literals import check_typed_literals
 from ._parts import syntax_error
 from ._syntax_hints import check_operators, hint_for_parse_error
 
@@ -49,6 +50,7 @@ def parse_tree(text: str) -> exp.Expression:
         raise syntax_error("expected exactly one statement")
     check_depth(trees[0])
     check_grammar(text, trees[0])
+    check_typed_literals(trees[0])
     return trees[0]
 
 
