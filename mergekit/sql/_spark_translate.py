@@ -31,8 +31,10 @@ Known deviations, kept because the alternative is refusing common SQL:
 - ``approx_distinct`` is Spark's HyperLogLog++; regular expressions are Java's (Trino uses joni), and an
   invalid pattern fails with Spark's error (``EXECUTION_ERROR``) rather than ``INVALID_FUNCTION_ARGUMENT``;
   sequence() of dates has no 10,000-element limit; ``random(n)`` draws ``floor(rand() * n)``.
-- Spark accepts some inputs Trino rejects at analysis time (implicit varchar/number coercions, more
-  boolean spellings in CAST); those produce a value instead of an error. Spark's JSON parser accepts
+- Spark accepts some inputs Trino rejects at analysis time (implicit varchar coercions the operand checks of
+  ``_spark_types`` do not cover, more boolean spellings in CAST); those produce a value instead of an error.
+  Comparisons, arithmetic, typed literals (``_literals``) and aggregate queries (``_aggregation``) are checked
+  with Trino's rules before Spark sees them. Spark's JSON parser accepts
   unescaped control characters in strings (``json_array_length``), which Trino's rejects.
 - Where a Trino function accepts more than Spark can be made to match exactly, the translation fails
   (never computes something else): ``from_base`` of non-ASCII digits, ``date_parse`` of names in mixed
