@@ -278,9 +278,13 @@ def _call(name: str, args_text: str) -> Call:
         select = parse_tree(f"SELECT {args_text.replace('=>', '=')}")
         for e in select.expressions:  # type: ignore[attr-defined]
             if isinstance(e, exp.EQ) and isinstance(e.this, exp.Column):
-                named[identifier_name(e.this.this)] = literal_value(e.expression)
+                key, value = identifier_name(e.this.this), e.expression
             elif isinstance(e, exp.PropertyEQ):
-                named[identifier_name(e.this)] = literal_value(e.expression)
+                key, value = identifier_name(e.this), e.expression
             else:
                 positional.append(literal_value(e))
+                continue
+            if key in named:  # Trino's CallTask
+                raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"Duplicate procedure argument: {key}")
+            named[key] = literal_value(value)
     return Call(name=_name_from_text(name), arguments=tuple(positional), named_arguments=named)

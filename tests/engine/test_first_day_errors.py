@@ -184,3 +184,56 @@ def test_aggregates_and_datetime_comparisons_that_trino_accepts(memory: Engine) 
     assert (
         memory.execute("SELECT DATE '2024-02-29', TIMESTAMP '2024-1-2 3:04'").rows()[0][0].isoformat() == "2024-02-29"
     )
+
+
+# ---- row 17: procedure arguments are checked for every procedure of every connector ---------------------------
+
+
+@pytest.fixture(scope="module")
+def journal(spark, tmp_path_factory) -> Engine:
+    """A journal catalog and a partitioned one over a journal base (whose procedures are the base's)."""
+    root = tmp_path_factory.mktemp("procedures")
+    engine = Engine(
+        spark=spark,
+        catalogs={
+            "lake": {"connector": "journal", "warehouse": str(root / "journal")},
+            "parts": {"connector": "partitioned", "warehouse": str(root / "parts")},
+        },
+    )
+    for catalog in ("lake", "parts"):
+        engine.execute(f"CREATE TABLE {catalog}.default.t (id INTEGER, v INTEGER, PRIMARY KEY (id))")
+        engine.execute(f"INSERT INTO {catalog}.default.t VALUES (1, 10), (2, 20)")
+    yield engine
+    engine.close()
+
+
+COMPACT = "compact takes: table, retention"
+VACUUM = "vacuum takes: table, retain_seconds, dry_run"
+CALLS = [
+    ("CALL lake.system.compact(table => 'default.t', bogus => 1)", f"Unknown argument name: bogus ({COMPACT})"),
+    ("CALL lake.system.vacuum(table => 'default.t', bogus => 1)", f"Unknown argument name: bogus ({VACUUM})"),
+    ("CALL parts.system.compact(table => 'default.t', bogus => 1)", f"Unknown argument name: bogus ({COMPACT})"),
+    ("CALL lake.system.compact(table => 'default.t', table => 'default.t')", "Duplicate procedure argument: table"),
+    ("CALL lake.system.compact('default.t', table => 'default.t')", f"Duplicate procedure argument: table ({COMPACT})"),
+    ("CALL lake.system.compact('default.t', 3, 4)", f"Too many arguments for procedure ({COMPACT})"),
+    ("CALL lake.system.vacuum('default.t', 0, true, 1)", f"Too many arguments for procedure ({VACUUM})"),
+    ("CALL lake.system.compact(retention => 1)", f"Required procedure argument 'table' is missing ({COMPACT})"),
+]
+
+
+@pytest.mark.parametrize(("sql", "message"), CALLS, ids=[c[0] for c in CALLS])
+def test_procedure_arguments_are_checked(journal: Engine, sql: str, message: str) -> None:
+    catalog = sql.split()[1].split(".")[0]
+    history = journal.execute(f"DESCRIBE HISTORY {catalog}.default.t").rows() if catalog == "lake" else None
+    with pytest.raises(MergekitError) as raised:
+        journal.execute(sql)
+    assert str(raised.value) == f"[INVALID_ARGUMENTS] {message}"
+    if history is not None:
+        assert journal.execute(f"DESCRIBE HISTORY {catalog}.default.t").rows() == history
+
+
+def test_procedure_arguments_by_position_and_by_name(journal: Engine) -> None:
+    assert journal.execute("CALL lake.system.compact('default.t', 5)").metrics["files_removed"] >= 1
+    assert journal.execute("CALL lake.system.vacuum(dry_run => true)").metrics["dry_run"] is True
+    assert journal.execute("SELECT * FROM lake.default.t ORDER BY id").rows() == [(1, 10), (2, 20)]
+
