@@ -237,3 +237,21 @@ def test_procedure_arguments_by_position_and_by_name(journal: Engine) -> None:
     assert journal.execute("CALL lake.system.vacuum(dry_run => true)").metrics["dry_run"] is True
     assert journal.execute("SELECT * FROM lake.default.t ORDER BY id").rows() == [(1, 10), (2, 20)]
 
+
+# ---- unknown catalog options and merge-table properties are refused by name -----------------------------------
+
+
+def test_a_merge_table_property_is_refused_by_name(journal: Engine) -> None:
+    message = (
+        "Table property 'x' does not exist: a merge table takes no table properties (its child tables take theirs in "
+        "CREATE TABLE)"
+    )
+    before = journal.execute("SHOW TABLES FROM parts.default").rows()
+    for sql in (
+        "CREATE MERGE TABLE parts.default.m (a INTEGER, b INTEGER) PARTITION BY RANGE ON (a) WITH (x = 1)",
+        "CREATE MERGE TABLE parts.default.m (a INTEGER, b INTEGER) WITH (x = 1)",
+    ):
+        with pytest.raises(MergekitError) as raised:
+            journal.execute(sql)
+        assert str(raised.value) == f"[INVALID_TABLE_PROPERTY] {message}"
+    assert journal.execute("SHOW TABLES FROM parts.default").rows() == before
