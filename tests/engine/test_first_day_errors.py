@@ -241,6 +241,28 @@ def test_procedure_arguments_by_position_and_by_name(journal: Engine) -> None:
 # ---- unknown catalog options and merge-table properties are refused by name -----------------------------------
 
 
+def test_unknown_catalog_options_are_refused_by_name(spark, tmp_path) -> None:
+    memory = "fail_sink_on, modifications, paradigm"
+    refused = [
+        ({"connector": "memory", "bogus": 1}, f"Catalog 'lake': unknown option 'bogus' (options: {memory})"),
+        ({"connector": "csvdir", "root": str(tmp_path), "bogus": 1}, "Catalog 'lake': unknown option 'bogus' (options: root)"),
+        (
+            {"connector": "partitioned", "base": "memory", "warehouse": str(tmp_path), "bogus": 1},
+            f"Catalog 'lake': unknown option 'bogus' (options: {memory})",
+        ),
+    ]  # fmt: skip
+    for config, message in refused:
+        with pytest.raises(MergekitError) as raised:
+            Engine(spark=spark, catalogs={"lake": config}).execute("SHOW TABLES")
+        assert str(raised.value) == f"[INVALID_ARGUMENTS] {message}"
+    # the partitioned connector's warehouse is its registry's folder when the base keeps no files
+    engine = Engine(
+        spark=spark, catalogs={"lake": {"connector": "partitioned", "base": "memory", "warehouse": str(tmp_path)}}
+    )
+    assert engine.execute("SHOW TABLES").rows() == []
+    engine.close()
+
+
 def test_a_merge_table_property_is_refused_by_name(journal: Engine) -> None:
     message = (
         "Table property 'x' does not exist: a merge table takes no table properties (its child tables take theirs in "
