@@ -106,10 +106,17 @@ class Engine:
         spark = local_session()
         # absolute: the Python worker of a streaming source (another process, another working directory) opens it
         warehouse = os.path.abspath(str(warehouse))
-        if catalogs is None:
-            name = connector or default_connector()
-            catalogs = {"lake": {"connector": name, "warehouse": warehouse, **options}}
-        return cls(spark=spark, catalogs=catalogs, streams_dir=os.path.join(warehouse, "_streams"))
+        streams_dir = os.path.join(warehouse, "_streams")
+        if catalogs is not None:
+            return cls(spark=spark, catalogs=catalogs, streams_dir=streams_dir)
+        spec = {"connector": connector or default_connector(), **options}
+        try:
+            return cls(spark=spark, catalogs={"lake": {**spec, "warehouse": warehouse}}, streams_dir=streams_dir)
+        except MergekitError as err:
+            # a connector that keeps no files (memory, sqldb) refuses a warehouse by name: it is the streams' only
+            if err.details.get("option") != "warehouse" or "warehouse" in options:
+                raise
+            return cls(spark=spark, catalogs={"lake": spec}, streams_dir=streams_dir)
 
     @property
     def default_catalog(self) -> str:

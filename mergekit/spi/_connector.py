@@ -133,7 +133,10 @@ class ConnectorFactory(abc.ABC):
     @abc.abstractmethod
     def create(self, *, catalog_name: str, config: Mapping[str, Any], context: ConnectorContext) -> Connector:
         """Called on the driver once per catalog. ``config`` holds the catalog options (``warehouse`` is set
-        by ``Engine.local``). Raise ``INVALID_ARGUMENTS`` for a bad option, naming it.
+        by ``Engine.local``). Raise ``INVALID_ARGUMENTS`` for a bad option, naming it; an option the connector
+        does not know is refused too, never ignored, with its name also in the error's details
+        (``MergekitError(..., option=name)``): a connector that keeps no files refuses ``warehouse``, and
+        ``Engine.local`` and the partitioned connector then create it without theirs.
 
         ``catalog_name`` is the catalog's name as configured (the ``ConnectorSession.catalog`` of every later
         call); ``config`` the catalog's options without ``connector``, values as the configuration gave them
