@@ -59,7 +59,7 @@ def _condition(exc: BaseException) -> str | None:
 
 # Py4J's first line ("An error occurred while calling o17545.collectToPython.") names a JVM object, and the Java
 # exception's class prefixes its message: neither is for users.
-_PY4J_CALL = re.compile(r"^An error occurred while calling [\w$.]+\.?\s*(?:\n: )?")
+_PY4J_CALL = re.compile(r"^An error occurred while calling \S+\s*(?::\s*)?")
 _JAVA_CLASS = re.compile(r"^(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error): ")
 # Where Spark's parser or analyzer puts a position in its own SQL text (``; line 1 pos 0``, ``(line 1, pos 23)``):
 # that text is mergekit's translation, not what the user wrote, so its positions mean nothing to them.

@@ -99,6 +99,34 @@ def test_scalar_subquery_error_from_a_python_worker() -> None:
     assert str(translate_error(RuntimeError(text))) == f"[SUBQUERY_MULTIPLE_ROWS] {TWO_ROWS}"
 
 
+# Spark failures no statement above reaches any more (the SQL layer refuses them first), as they arrive from Py4J
+WRAPPED = [
+    (  # Spark's analysis: its position in mergekit's SQL goes, and so do Py4J's object name and the Java class
+        "An error occurred while calling o17545.sql.\n: org.apache.spark.sql.AnalysisException: [MISSING_GROUP_BY] "
+        "The query does not include a GROUP BY clause. Add GROUP BY or turn it into the window functions using OVER "
+        "clauses.; line 1 pos 0;\n'Aggregate [id]",
+        "[EXPRESSION_NOT_AGGREGATE] Every expression of the select list must be an aggregate expression or appear in "
+        "GROUP BY clause",
+    ),
+    (
+        "An error occurred while calling o133.getResult.\n: org.apache.spark.SparkException: Exception thrown in "
+        "awaitResult: \n\tat org.apache.spark.util.SparkThreadUtils\nCaused by: org.apache.spark.SparkException: "
+        "[UNKNOWN_CONDITION] What failed. SQLSTATE: 42000\n== SQL (line 1, position 8) ==",
+        "[EXECUTION_ERROR] What failed",
+    ),
+    (  # Spark parses only SQL that mergekit wrote: its syntax error is mergekit's bug, without Spark's position
+        "[PARSE_SYNTAX_ERROR] Syntax error at or near '00'. (line 1, pos 23)\n\n== SQL ==\nSELECT 1",
+        "[GENERIC_INTERNAL_ERROR] Spark could not parse the SQL mergekit generated for this statement: Syntax error at "
+        "or near '00'.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), WRAPPED, ids=["analysis", "wrapped", "parse"])
+def test_spark_positions_and_py4j_names_never_reach_the_user(text: str, expected: str) -> None:
+    assert str(translate_error(RuntimeError(text))) == expected
+
+
 # ---- rows 6 to 9 -----------------------------------------------------------------------------------------------
 
 CASES = [
