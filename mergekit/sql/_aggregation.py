@@ -82,7 +82,7 @@ def _check_select(select: exp.Select, typer: _Typer) -> None:
     if keys is None:
         return
     aliases = set(aliased)
-    checks = [(e, set()) for e in items] + [(e, aliases) for e in parts[len(items) :]]
+    checks: list[tuple[exp.Expr, set[str]]] = [(e, set()) for e in items] + [(e, aliases) for e in parts[len(items) :]]
     for expression, names in checks:
         if isinstance(expression, exp.Star) or (isinstance(expression, exp.Column) and expression.is_star):
             continue

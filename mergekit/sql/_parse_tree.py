@@ -45,13 +45,14 @@ def parse_tree(text: str) -> exp.Expression:
         raise syntax_error(plain_parse_message(desc), line, col) from None
     except TokenError as e:
         raise syntax_error(f"{e} (an unterminated string, quoted identifier or comment?)") from None
-    trees = [t for t in trees if t is not None]
-    if len(trees) != 1:
+    found = [t for t in trees if t is not None]
+    if len(found) != 1:
         raise syntax_error("expected exactly one statement")
-    check_depth(trees[0])
-    check_grammar(text, trees[0])
-    check_typed_literals(trees[0])
-    return trees[0]
+    tree = found[0]
+    check_depth(tree)
+    check_grammar(text, tree)
+    check_typed_literals(tree)
+    return tree
 
 
 MAX_EXPRESSION_DEPTH = 300

@@ -449,7 +449,8 @@ def check_operand_types(node: exp.Expr, types: dict[str, object]) -> None:
         if isinstance(value, _T) and len(bounds) == 2 and not all(comparable(value, t) for t in bounds):
             raise _type_mismatch(f"Cannot check if {value} is BETWEEN {bounds[0]} and {bounds[1]}")
     if isinstance(node, exp.In) and isinstance(a, _T):
-        for t in types.get("expressions") or []:
+        listed = types.get("expressions")
+        for t in listed if isinstance(listed, list) else []:
             if isinstance(t, _T) and not comparable(a, t):
                 raise _type_mismatch(f"IN value and list items must be the same type: {a}")
     op = _ARITHMETIC.get(type(node))
