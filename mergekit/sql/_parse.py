@@ -50,6 +50,7 @@ from ._streams import (
     match_show_streams,
     split_create_stream,
 )
+from ._syntax_hints import check_operators
 from ._view_statements import view_statement
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
@@ -131,6 +132,7 @@ def parse_expression(text: str) -> Expression:
     """Parse a lone SQL expression (``t.id = s.id``)."""
     try:
         node = sqlglot.parse_one(text, read=DIALECT, into=exp.Condition)
+        check_operators(DIALECT().tokenize(text))
     except (ParseError, TokenError):
         node = parse_tree(f"SELECT {text}").expressions[0]  # type: ignore[attr-defined]
     check_typed_literals(node)
