@@ -113,7 +113,7 @@ class Engine:
         try:
             return cls(spark=spark, catalogs={"lake": {**spec, "warehouse": warehouse}}, streams_dir=streams_dir)
         except MergekitError as err:
-            # a connector that keeps no files (memory, sqldb) refuses a warehouse by name: it is the streams' only
+            # a connector that keeps no files (memory, sqldb) refuses a warehouse by name: it holds only the streams
             if err.details.get("option") != "warehouse" or "warehouse" in options:
                 raise
             return cls(spark=spark, catalogs={"lake": spec}, streams_dir=streams_dir)

@@ -410,15 +410,6 @@ def translate_error(exc: BaseException) -> MergekitError:
     return MergekitError(ErrorCode.EXECUTION_ERROR, _without_advice(_spark_message(exc)) or type(exc).__name__)
 
 
-# What evaluating one VALUES expression can raise: the data errors Trino reports for the row itself.
-_ROW_ERRORS = {
-    ErrorCode.DIVISION_BY_ZERO,
-    ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE,
-    ErrorCode.INVALID_CAST_ARGUMENT,
-    ErrorCode.INVALID_FUNCTION_ARGUMENT,
-}
-
-
 def _not_aggregate_message(spark_message: str) -> str:
     """Trino's words for Spark's MISSING_AGGREGATION (which names the expression) and MISSING_GROUP_BY (which does
     not; the SQL layer finds most of these first, naming the expression: ``mergekit.sql._aggregation``)."""
@@ -426,6 +417,15 @@ def _not_aggregate_message(spark_message: str) -> str:
     if named is not None:
         return f"'{named.group(1).replace('`', '')}' must be an aggregate expression or appear in GROUP BY clause"
     return "Every expression of the select list must be an aggregate expression or appear in GROUP BY clause"
+
+
+# What evaluating one VALUES expression can raise: the data errors Trino reports for the row itself.
+_ROW_ERRORS = {
+    ErrorCode.DIVISION_BY_ZERO,
+    ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE,
+    ErrorCode.INVALID_CAST_ARGUMENT,
+    ErrorCode.INVALID_FUNCTION_ARGUMENT,
+}
 
 
 def _inline_table_error(exc: BaseException, condition: str) -> MergekitError:
@@ -445,9 +445,11 @@ def _inline_table_error(exc: BaseException, condition: str) -> MergekitError:
         cast = re.fullmatch(r"CAST\((.*) AS (\w+(?:\(\d+(?:,\s*\d+)?\))?)\)", expression)
         if cast is not None:
             probes.append(f"CAST('{cast.group(1).replace(chr(39), chr(39) * 2)}' AS {cast.group(2)})")
-        for probe in probes if spark is not None else []:
+        for probe in probes:
+            if spark is None:
+                break
             try:  # the expression alone, outside an inline table: Spark raises its own error
-                spark.sql(f"SELECT {probe}").collect()  # type: ignore[union-attr]
+                spark.sql(f"SELECT {probe}").collect()
             except Exception as inner:  # that is what we look for
                 found = translate_error(inner)
                 if found.code in _ROW_ERRORS:
