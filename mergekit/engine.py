@@ -127,10 +127,17 @@ class Engine:
         spark = local_session()
         # absolute: the Python worker of a streaming source (another process, another working directory) opens it
         warehouse = os.path.abspath(str(warehouse))
-        if catalogs is None:
-            name = connector or default_connector()
-            catalogs = {"lake": {"connector": name, "warehouse": warehouse, **options}}
-        return cls(spark=spark, catalogs=catalogs, streams_dir=os.path.join(warehouse, "_streams"))
+        streams_dir = os.path.join(warehouse, "_streams")
+        if catalogs is not None:
+            return cls(spark=spark, catalogs=catalogs, streams_dir=streams_dir)
+        spec = {"connector": connector or default_connector(), **options}
+        try:
+            return cls(spark=spark, catalogs={"lake": {**spec, "warehouse": warehouse}}, streams_dir=streams_dir)
+        except MergekitError as err:
+            # a connector that keeps no files (memory, sqldb) refuses a warehouse by name: it holds only the streams
+            if err.details.get("option") != "warehouse" or "warehouse" in options:
+                raise
+            return cls(spark=spark, catalogs={"lake": spec}, streams_dir=streams_dir)
 
     @property
     def default_catalog(self) -> str:
@@ -169,9 +176,13 @@ class Engine:
         ``stream=True``: a query's rows are not collected; the result reads them from Spark when they are
         iterated (``Result.batches()``, iteration), one partition at a time, so any size fits in memory."""
         statement = msql.parse_statement(sql)
-        if isinstance(statement, msql.CreateStreamingJob | msql.JobAction | msql.ShowStreamingJobs):
-            return run_job_statement(self, statement)
-        return self._run(statement, stream=stream)
+        try:
+            if isinstance(statement, msql.CreateStreamingJob | msql.JobAction | msql.ShowStreamingJobs):
+                return run_job_statement(self, statement)
+            return self._run(statement, stream=stream)
+        except MergekitError as err:  # WHERE name = "a": say what double quotes mean
+            msql.add_quoted_name_hint(err, sql)
+            raise
 
     def running_job(self, name: str) -> StreamHandle | None:
         """The handle of streaming job ``name`` started by ``START STREAMING JOB`` on this engine (its ``progress``,

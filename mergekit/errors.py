@@ -79,6 +79,8 @@ class ErrorCode(enum.Enum):
     VIEW_IS_RECURSIVE = (212, ErrorType.USER_ERROR)  # a view that reads itself, directly or through others
     STREAMING_JOB_NOT_FOUND = (220, ErrorType.USER_ERROR)  # RUN/START/STOP/DROP STREAMING JOB of an unknown job
     STREAMING_JOB_ALREADY_EXISTS = (221, ErrorType.USER_ERROR)  # CREATE STREAMING JOB of an existing name
+    EXPRESSION_NOT_AGGREGATE = (73, ErrorType.USER_ERROR)  # a column outside aggregates and GROUP BY (Trino's 73)
+    INVALID_LITERAL = (59, ErrorType.USER_ERROR)  # DATE '2024-02-30', TIMESTAMP '2024-13-45' (Trino's 59)
     GENERIC_INTERNAL_ERROR = (65536, ErrorType.INTERNAL_ERROR)
     PLUGIN_LOAD_ERROR = (65537, ErrorType.INTERNAL_ERROR)
     WRITER_ERROR = (65538, ErrorType.INTERNAL_ERROR)

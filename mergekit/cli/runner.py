@@ -274,7 +274,7 @@ class Runner:
         err = as_mergekit_error(exc)
         where = f"{source}:{line}"
         error_line = err.details.get("line")
-        if err.code is ErrorCode.SYNTAX_ERROR and error_line:
+        if err.code in (ErrorCode.SYNTAX_ERROR, ErrorCode.INVALID_LITERAL) and error_line:
             # the parser counts lines from the statement's first code line: count them in the file, and drop its
             # "line L:C: "
             where = f"{source}:{line + int(error_line) - 1}:{err.details.get('column') or 0}"

@@ -5,7 +5,8 @@ rows a new partition must hold)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import inspect
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -279,12 +280,48 @@ def call(ctx: StatementContext, st: msql.Call) -> Result:
     procedures = ctx.catalogs.get(catalog).get_procedures()
     if procedure not in procedures:
         raise MergekitError(ErrorCode.NOT_SUPPORTED, f"Procedure '{procedure}' does not exist in catalog '{catalog}'")
-    out = procedures[procedure](*st.arguments, session=ctx.session(catalog), **dict(st.named_arguments))
+    arguments = procedure_arguments(procedure, procedures[procedure], st.arguments, dict(st.named_arguments))
+    out = procedures[procedure](session=ctx.session(catalog), **arguments)
     if isinstance(out, pa.Table):
         return Result(statement="CALL", table=out)
     if isinstance(out, Mapping):
         return Result(statement="CALL", metrics=dict(out))
     return Result(statement="CALL")
+
+
+def procedure_arguments(
+    name: str, procedure: Callable[..., object], positional: Sequence[Any], named: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A CALL's arguments by name, checked as Trino's CallTask checks them: the procedure's arguments are the named
+    parameters of its signature other than ``session``, in order (``**kwargs`` takes none); a positional argument
+    is the next of them; an unknown or repeated name, too many arguments, or a missing required one (a parameter
+    without default) is INVALID_ARGUMENTS."""
+    parameters = [
+        p
+        for p in inspect.signature(procedure).parameters.values()
+        if p.name != "session" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
+    names = [p.name for p in parameters]
+
+    def invalid(message: str) -> MergekitError:
+        takes = f"{name} takes: {', '.join(names)}" if names else f"{name} takes no arguments"
+        return MergekitError(ErrorCode.INVALID_ARGUMENTS, f"{message} ({takes})")
+
+    bound: dict[str, Any] = {}
+    for i, value in enumerate(positional):
+        if i >= len(names):
+            raise invalid("Too many arguments for procedure")
+        bound[names[i]] = value
+    for key, value in named.items():
+        if key not in names:
+            raise invalid(f"Unknown argument name: {key}")
+        if key in bound:
+            raise invalid(f"Duplicate procedure argument: {key}")
+        bound[key] = value
+    for p in parameters:
+        if p.default is p.empty and p.name not in bound:
+            raise invalid(f"Required procedure argument '{p.name}' is missing")
+    return bound
 
 
 def create_function(ctx: StatementContext, st: msql.CreateFunction) -> Result:

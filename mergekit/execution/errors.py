@@ -12,9 +12,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from mergekit.errors import ErrorCode, ErrorType, MergekitError, find_error
+from mergekit.errors import ErrorCode, MergekitError, find_error
 
-__all__ = ["translate_error", "arithmetic_error"]
+__all__ = ["translate_error", "arithmetic_error", "MULTIPLE_ROWS_MESSAGE"]
+
+#: Trino's words for a scalar subquery that returns more than one row, in every tier: Spark's
+#: SCALAR_SUBQUERY_TOO_MANY_ROWS (on the driver, in a task, upstream of a Python worker) and the Arrow evaluators.
+MULTIPLE_ROWS_MESSAGE = "Scalar sub-query has returned multiple rows"
 
 _BY_CONDITION: list[tuple[str, ErrorCode]] = [
     ("UNRESOLVED_COLUMN", ErrorCode.COLUMN_NOT_FOUND),
@@ -27,9 +31,9 @@ _BY_CONDITION: list[tuple[str, ErrorCode]] = [
     ("INCOMPATIBLE_COLUMN_TYPE", ErrorCode.TYPE_MISMATCH),
     ("UNRESOLVED_ROUTINE", ErrorCode.FUNCTION_NOT_FOUND),
     ("WRONG_NUM_ARGS", ErrorCode.INVALID_FUNCTION_ARGUMENT),
-    ("PARSE_SYNTAX_ERROR", ErrorCode.SYNTAX_ERROR),
     ("SCALAR_SUBQUERY_TOO_MANY_ROWS", ErrorCode.SUBQUERY_MULTIPLE_ROWS),
-    ("MISSING_AGGREGATION", ErrorCode.TYPE_MISMATCH),
+    ("MISSING_AGGREGATION", ErrorCode.EXPRESSION_NOT_AGGREGATE),
+    ("MISSING_GROUP_BY", ErrorCode.EXPRESSION_NOT_AGGREGATE),
     ("UNSUPPORTED_SUBQUERY_EXPRESSION_CATEGORY", ErrorCode.NOT_SUPPORTED),
     ("INVALID_PARAMETER_VALUE.PATTERN", ErrorCode.INVALID_FUNCTION_ARGUMENT),  # a constant invalid regex
 ]
@@ -53,12 +57,36 @@ def _condition(exc: BaseException) -> str | None:
     return m.group(1) if m else None
 
 
+# Py4J's first line ("An error occurred while calling o17545.collectToPython.") names a JVM object, and the Java
+# exception's class prefixes its message: neither is for users.
+_PY4J_CALL = re.compile(r"^An error occurred while calling \S+\s*(?::\s*)?")
+_JAVA_CLASS = re.compile(r"^(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error): ")
+# Where Spark's parser or analyzer puts a position in its own SQL text (``; line 1 pos 0``, ``(line 1, pos 23)``):
+# that text is mergekit's translation, not what the user wrote, so its positions mean nothing to them.
+_SPARK_POSITION = re.compile(r";?\s*\(?\bline \d+,? pos(?:ition)? \d+\)?;?")
+
+
+# A Java exception line that carries Spark's condition: the failure itself, wherever it sits in a wrapped stack
+# ("Exception thrown in awaitResult", "Job aborted due to stage failure: ... Caused by: ...").
+_CONDITION_LINE = re.compile(r"(?:^|\n|: )(\[[A-Z][A-Z_]*(?:\.[A-Z_]+)*\] [^\n]*)")
+
+
 def _spark_message(exc: BaseException) -> str:
-    text = str(exc)
+    text = _PY4J_CALL.sub("", str(exc).strip())
+    if _JAVA_CLASS.match(text):  # a Py4J error: the Java stack, whose first condition is the failure
+        tagged = _CONDITION_LINE.search(text)
+        if tagged is not None:
+            text = tagged.group(1)
     text = text.split("\n== SQL")[0].split("\nJVM stacktrace:")[0]
     text = re.sub(r"\s*SQLSTATE: \w+\.?", "", text)
+    text = _JAVA_CLASS.sub("", text.strip())
     text = re.sub(r"^\[[A-Z_.]+\]\s*", "", text.strip())
-    return text.strip().split("\n")[0]
+    return without_spark_position(text.strip().split("\n")[0])
+
+
+def without_spark_position(message: str) -> str:
+    """``message`` without the positions Spark gives in the SQL it parsed (mergekit's, never the user's)."""
+    return _SPARK_POSITION.sub("", message).strip()
 
 
 def _column_message(exc: BaseException, condition: str) -> str | None:
@@ -338,6 +366,8 @@ def translate_error(exc: BaseException) -> MergekitError:
     arithmetic = arithmetic_error(text)  # also when it reached the driver inside a task's or worker's stack
     if arithmetic is not None:
         return arithmetic
+    if "[SCALAR_SUBQUERY_TOO_MANY_ROWS]" in text:
+        return MergekitError(ErrorCode.SUBQUERY_MULTIPLE_ROWS, MULTIPLE_ROWS_MESSAGE)
     if "No module named 'mergekit" in text:  # the session's Python workers run an interpreter without mergekit
         from mergekit.execution.session import worker_python_message
 
@@ -352,6 +382,11 @@ def translate_error(exc: BaseException) -> MergekitError:
         detail = bad_pattern.group(1).strip() + (f": {pattern}" if pattern and not pattern.startswith("at ") else "")
         return MergekitError(ErrorCode.INVALID_FUNCTION_ARGUMENT, f"Invalid regular expression: {detail}")
     condition = _condition(exc) or ""
+    if condition.startswith("PARSE_SYNTAX_ERROR"):  # Spark parses only SQL that mergekit generated: our fault
+        return MergekitError(
+            ErrorCode.GENERIC_INTERNAL_ERROR,
+            f"Spark could not parse the SQL mergekit generated for this statement: {_spark_message(exc)}",
+        )
     if condition.startswith("INVALID_INLINE_TABLE"):
         return _inline_table_error(exc, condition)
     for prefix, code in _BY_CONDITION:
@@ -359,6 +394,8 @@ def translate_error(exc: BaseException) -> MergekitError:
             message = None
             if code in (ErrorCode.COLUMN_NOT_FOUND, ErrorCode.AMBIGUOUS_NAME):
                 message = _column_message(exc, condition)
+            elif code is ErrorCode.EXPRESSION_NOT_AGGREGATE:
+                message = _not_aggregate_message(_spark_message(exc))
             elif condition.startswith("INVALID_PARAMETER_VALUE.PATTERN"):
                 invalid = re.search(r"is invalid: (.*)", _spark_message(exc))
                 message = f"Invalid regular expression: {invalid.group(1).rstrip('.') if invalid else ''}".rstrip(": ")
@@ -373,6 +410,24 @@ def translate_error(exc: BaseException) -> MergekitError:
     return MergekitError(ErrorCode.EXECUTION_ERROR, _without_advice(_spark_message(exc)) or type(exc).__name__)
 
 
+def _not_aggregate_message(spark_message: str) -> str:
+    """Trino's words for Spark's MISSING_AGGREGATION (which names the expression) and MISSING_GROUP_BY (which does
+    not; the SQL layer finds most of these first, naming the expression: ``mergekit.sql._aggregation``)."""
+    named = re.search(r'non-aggregating expression "(.+?)" is based on', spark_message)
+    if named is not None:
+        return f"'{named.group(1).replace('`', '')}' must be an aggregate expression or appear in GROUP BY clause"
+    return "Every expression of the select list must be an aggregate expression or appear in GROUP BY clause"
+
+
+# What evaluating one VALUES expression can raise: the data errors Trino reports for the row itself.
+_ROW_ERRORS = {
+    ErrorCode.DIVISION_BY_ZERO,
+    ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE,
+    ErrorCode.INVALID_CAST_ARGUMENT,
+    ErrorCode.INVALID_FUNCTION_ARGUMENT,
+}
+
+
 def _inline_table_error(exc: BaseException, condition: str) -> MergekitError:
     """Spark evaluates the rows of VALUES while it analyses them and wraps what failed; Trino reports the failure
     itself (division by zero, overflow, a bad cast) or that the rows' types do not match."""
@@ -383,11 +438,20 @@ def _inline_table_error(exc: BaseException, condition: str) -> MergekitError:
         from pyspark.sql import SparkSession
 
         spark = SparkSession.getActiveSession()
-        if spark is not None:
+        # Spark prints the expression without the quotes of its string literals (``CAST(abc AS INT)``): the
+        # expression as printed, then with the operand of a CAST quoted again.
+        expression = m.group(1)
+        probes = [expression]
+        cast = re.fullmatch(r"CAST\((.*) AS (\w+(?:\(\d+(?:,\s*\d+)?\))?)\)", expression)
+        if cast is not None:
+            probes.append(f"CAST('{cast.group(1).replace(chr(39), chr(39) * 2)}' AS {cast.group(2)})")
+        for probe in probes:
+            if spark is None:
+                break
             try:  # the expression alone, outside an inline table: Spark raises its own error
-                spark.sql(f"SELECT {m.group(1)}").collect()
+                spark.sql(f"SELECT {probe}").collect()
             except Exception as inner:  # that is what we look for
                 found = translate_error(inner)
-                if found.code.type is ErrorType.USER_ERROR:
+                if found.code in _ROW_ERRORS:
                     return found
     return MergekitError(ErrorCode.INVALID_ARGUMENTS, f"A VALUES row cannot be evaluated: {_spark_message(exc)}")

@@ -24,6 +24,7 @@ from mergekit.errors import ErrorCode, MergekitError
 from mergekit.sql import Apply, Const, Ref, SubqueryRef
 
 from .arrow_eval import value_family
+from .errors import MULTIPLE_ROWS_MESSAGE
 
 __all__ = [
     "MULTIPLE_ROWS_MESSAGE",
@@ -389,7 +390,3 @@ def _scalar_lookup(outer: Sequence[Compiled], lookup: Lookup) -> Evaluator:
         return pa.array(values, type=lookup.value_type)
 
     return run
-
-
-#: What the merge path reports (Spark's SCALAR_SUBQUERY_TOO_MANY_ROWS, through :func:`.errors.translate_error`).
-MULTIPLE_ROWS_MESSAGE = "More than one row returned by a subquery used as an expression"

@@ -32,9 +32,15 @@ from ._sink import MERGE_NOT_SUPPORTED_MESSAGE, ConnectorPageSinkProvider
 __all__ = ["Connector", "ConnectorContext", "ConnectorFactory", "Procedure"]
 
 Procedure = Callable[..., object]
-"""A procedure of :meth:`Connector.get_procedures`: called on the driver as ``procedure(*arguments,
-session=..., **named_arguments)`` for ``CALL catalog.system.name(...)``. It may return a ``pyarrow.Table`` (the
-statement's result rows), a mapping (shown as the statement's metrics) or None."""
+"""A procedure of :meth:`Connector.get_procedures`: called on the driver as ``procedure(session=...,
+**arguments)`` for ``CALL catalog.system.name(...)``. It may return a ``pyarrow.Table`` (the statement's result
+rows), a mapping (shown as the statement's metrics) or None.
+
+Its signature declares its arguments: the named parameters other than ``session``, in order (a CALL's positional
+arguments fill them in that order); a parameter without a default is required. The engine checks every CALL
+against it before calling, as Trino's ``CallTask`` does, and fails with ``INVALID_ARGUMENTS`` for an unknown or
+repeated argument name, too many arguments or a missing required one; ``**kwargs`` receives nothing (a procedure
+never sees an argument it did not declare)."""
 
 
 class Connector(abc.ABC):
@@ -101,7 +107,8 @@ class Connector(abc.ABC):
 
     def get_procedures(self) -> Mapping[str, Procedure]:
         """Named callables the engine exposes as ``CALL catalog.system.<name>(...)`` (``vacuum``, ``compact``).
-        Each receives ``session=`` and the call's arguments as keywords. Default: none.
+        Each receives ``session=`` and the call's arguments as keywords, checked against its signature
+        (:data:`Procedure`). Default: none.
 
         Called on the driver once per ``CALL`` (and by ``mergekit connectors`` to list them). An unknown name
         fails the ``CALL`` with NOT_SUPPORTED; see :data:`Procedure` for what a procedure may return."""
@@ -126,7 +133,10 @@ class ConnectorFactory(abc.ABC):
     @abc.abstractmethod
     def create(self, *, catalog_name: str, config: Mapping[str, Any], context: ConnectorContext) -> Connector:
         """Called on the driver once per catalog. ``config`` holds the catalog options (``warehouse`` is set
-        by ``Engine.local``). Raise ``INVALID_ARGUMENTS`` for a bad option, naming it.
+        by ``Engine.local``). Raise ``INVALID_ARGUMENTS`` for a bad option, naming it; an option the connector
+        does not know is refused too, never ignored, with its name also in the error's details
+        (``MergekitError(..., option=name)``): a connector that keeps no files refuses ``warehouse``, and
+        ``Engine.local`` and the partitioned connector then create it without theirs.
 
         ``catalog_name`` is the catalog's name as configured (the ``ConnectorSession.catalog`` of every later
         call); ``config`` the catalog's options without ``connector``, values as the configuration gave them

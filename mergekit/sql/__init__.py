@@ -64,6 +64,7 @@ from ._model import (
 from ._parse import parse_expression, parse_order_by, parse_statement, split_statements
 from ._patterns import like_matches
 from ._render import spark_type_sql, zoned_type_text
+from ._syntax_hints import add_quoted_name_hint
 from ._upsert import overwrite_as_merge, upsert_as_merge
 from ._views import ViewText, expand_views, stored_view_sql
 
@@ -154,4 +155,5 @@ __all__ = [
     "spark_type_sql",
     "zoned_type_text",
     "split_statements",
+    "add_quoted_name_hint",
 ]

@@ -47,6 +47,7 @@ from ._parts import (
     not_supported,
     syntax_error,
 )
+from ._syntax_hints import hint_for_parse_error
 
 __all__ = [
     "convert",
@@ -66,7 +67,10 @@ def convert(tree: exp.Expression, text: str) -> Statement:
     converter = _CONVERTERS.get(type(tree))
     if converter is not None:
         return converter(tree)
-    if isinstance(tree, exp.Command):
+    if isinstance(tree, exp.Command):  # sqlglot could not parse it: a mistake we can name, or a statement we lack
+        hint = hint_for_parse_error(text)
+        if hint is not None:
+            raise hint
         word = str(tree.this).upper()
         argument = str(tree.expression.this if isinstance(tree.expression, exp.Literal) else tree.expression or "")
         if word == "RESET SESSION" and re.fullmatch(r"[A-Za-z_][\w.]*", argument.strip()):

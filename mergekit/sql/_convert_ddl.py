@@ -46,12 +46,19 @@ from ._parts import (
     table_name,
 )
 from ._render import identifier_name
+from ._syntax_hints import auto_increment_message
 
 __all__ = ["column_definition", "table_check"]
 
 
 def _type_text(kind: exp.DataType) -> str:
     return re.sub(r"\s+", " ", kind.sql(dialect="trino").lower())
+
+
+def _auto_increment(kind: exp.Expression) -> bool:
+    """AUTO_INCREMENT, IDENTITY, GENERATED ... AS IDENTITY (not a computed column: GENERATED ALWAYS AS (expr))."""
+    identity = isinstance(kind, exp.GeneratedAsIdentityColumnConstraint) and kind.args.get("expression") is None
+    return identity or isinstance(kind, exp.AutoIncrementColumnConstraint)
 
 
 def column_definition(col: exp.ColumnDef, where: str, *, if_not_exists: bool = False) -> tuple[ColumnDefinition, bool]:
@@ -87,6 +94,10 @@ def column_definition(col: exp.ColumnDef, where: str, *, if_not_exists: bool = F
             if default is not None:
                 raise syntax_error(f"multiple default values specified for column {name}")
             default = _default(inner.take("this"), name)
+        elif _auto_increment(kind):
+            identity = isinstance(kind, exp.GeneratedAsIdentityColumnConstraint)
+            written = kind.meta.get("written") or ("GENERATED AS IDENTITY" if identity else "AUTO_INCREMENT")
+            raise not_supported(auto_increment_message(written, name))
         else:
             raise not_supported(f"{node_name(kind)} in {where} is not supported: {_text(constraint)}")
         inner.done()

@@ -21,6 +21,31 @@ def _as_written(name: str) -> Any:
     return lambda args: exp.Anonymous(this=name.lower(), expressions=args)
 
 
+# Types whose typed literals (``DATE '2024-02-30'``) Trino validates while it analyses the statement: their casts
+# carry ``meta["typed_literal"]`` for ``_literals.check_typed_literals``.
+_TYPED_LITERALS = (
+    exp.DType.DATE, exp.DType.TIMESTAMP, exp.DType.TIMESTAMPTZ, exp.DType.TIME, exp.DType.TIMETZ, exp.DType.DECIMAL,
+    exp.DType.TINYINT, exp.DType.SMALLINT, exp.DType.INT, exp.DType.BIGINT, exp.DType.FLOAT, exp.DType.DOUBLE,
+    exp.DType.BOOLEAN,
+)  # fmt: skip
+
+
+def _typed_literal(self: Any, this: exp.Expr, to: exp.DataType) -> Any:
+    build = Trino.Parser.TYPE_LITERAL_PARSERS.get(to.this)
+    node = build(self, this, to) if build is not None else self.expression(exp.Cast(this=this, to=to))
+    node.meta["typed_literal"] = True
+    return node
+
+
+def _written_as(word: str) -> Any:
+    def parse(self: Any) -> Any:
+        node = self._parse_auto_increment()
+        node.meta["written"] = word
+        return node
+
+    return parse
+
+
 class Mergekit(Trino):
     """Trino SQL as mergekit reads it. Extensions (merge-table DDL, STREAM) are added here.
 
@@ -55,6 +80,14 @@ class Mergekit(Trino):
             )
 
         FUNCTIONS = {**Trino.Parser.FUNCTIONS, **{name: _as_written(name) for name in _AS_WRITTEN}}
+
+        # The word an auto-incrementing column was declared with, for its refusal (sqlglot reads all three alike).
+        CONSTRAINT_PARSERS = {
+            **Trino.Parser.CONSTRAINT_PARSERS,
+            **{word: _written_as(word) for word in ("AUTOINCREMENT", "AUTO_INCREMENT", "IDENTITY")},
+        }
+
+        TYPE_LITERAL_PARSERS = {**Trino.Parser.TYPE_LITERAL_PARSERS, **dict.fromkeys(_TYPED_LITERALS, _typed_literal)}
 
         # Calcite's SESSION(t, gap) group window function and SESSION(...) window table function (seed 001):
         # ``SESSION`` is a keyword token (SET SESSION), a function name only when a parenthesis follows.

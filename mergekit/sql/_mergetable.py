@@ -155,6 +155,7 @@ def _create_merge_table(text: str) -> CreateMergeTable:
     table = convert(parse_tree(head), head)  # what parse_statement(head) returns, without importing _parse
     assert isinstance(table, CreateTable)
     tail = text[close_at + 1 :].strip()
+    _refuse_properties(tail)
     partition_by = None
     if tail:
         m = re.match(r"(?is)^partition\s+by\s+(range|values)\s+(on|using)\s*\((.*)\)$", tail)
@@ -189,6 +190,24 @@ def _create_merge_table(text: str) -> CreateMergeTable:
         partition_by=partition_by,
         check_constraints=table.check_constraints,
     )
+
+
+def _refuse_properties(tail: str) -> None:
+    """``CREATE MERGE TABLE ... [PARTITION BY ...] WITH (name = value, ...)``: a merge table has no table properties
+    of its own (its child tables have theirs), so INVALID_TABLE_PROPERTY names the first one written."""
+    for m in re.finditer(r"(?i)\bwith\s*\(", tail):
+        open_at = m.end() - 1
+        before = tail[: m.start()]
+        if before.count("(") != before.count(")") or _matching_paren(tail, open_at) != len(tail) - 1:
+            continue  # not a clause of the statement
+        inside = tail[open_at + 1 : -1]
+        named = re.match(r'\s*("[^"]+"|[\w$]+)\s*=', inside)
+        name = named.group(1).strip('"').lower() if named else inside.strip()
+        raise MergekitError(
+            ErrorCode.INVALID_TABLE_PROPERTY,
+            f"Table property '{name}' does not exist: a merge table takes no table properties "
+            "(its child tables take theirs in CREATE TABLE)",
+        )
 
 
 def _check_partition_expression(expression: Expression, columns: set[str]) -> None:

@@ -19,6 +19,7 @@ from ._defaults import check_check_expression
 from ._dialect import DIALECT
 from ._functions import FUNCTION_HEADER, parse_create_function
 from ._jobs import CreateStreamingJob, match_create_job, match_job_action, split_job_source
+from ._literals import check_typed_literals
 from ._model import (
     AlterTableAddConstraint,
     Call,
@@ -49,6 +50,7 @@ from ._streams import (
     match_show_streams,
     split_create_stream,
 )
+from ._syntax_hints import check_operators
 from ._view_statements import view_statement
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
@@ -130,8 +132,10 @@ def parse_expression(text: str) -> Expression:
     """Parse a lone SQL expression (``t.id = s.id``)."""
     try:
         node = sqlglot.parse_one(text, read=DIALECT, into=exp.Condition)
+        check_operators(DIALECT().tokenize(text))
     except (ParseError, TokenError):
         node = parse_tree(f"SELECT {text}").expressions[0]  # type: ignore[attr-defined]
+    check_typed_literals(node)
     return Expression(node)
 
 
@@ -276,9 +280,13 @@ def _call(name: str, args_text: str) -> Call:
         select = parse_tree(f"SELECT {args_text.replace('=>', '=')}")
         for e in select.expressions:  # type: ignore[attr-defined]
             if isinstance(e, exp.EQ) and isinstance(e.this, exp.Column):
-                named[identifier_name(e.this.this)] = literal_value(e.expression)
+                key, value = identifier_name(e.this.this), e.expression
             elif isinstance(e, exp.PropertyEQ):
-                named[identifier_name(e.this)] = literal_value(e.expression)
+                key, value = identifier_name(e.this), e.expression
             else:
                 positional.append(literal_value(e))
+                continue
+            if key in named:  # Trino's CallTask
+                raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"Duplicate procedure argument: {key}")
+            named[key] = literal_value(value)
     return Call(name=_name_from_text(name), arguments=tuple(positional), named_arguments=named)

@@ -19,7 +19,9 @@ from sqlglot.tokens import TokenType
 from mergekit.errors import ErrorCode, MergekitError
 
 from ._dialect import DIALECT
+from ._literals import check_typed_literals
 from ._parts import syntax_error
+from ._syntax_hints import check_operators, hint_for_parse_error
 
 __all__ = ["parse_tree", "plain_parse_message"]
 
@@ -29,18 +31,28 @@ def parse_tree(text: str) -> exp.Expression:
     try:
         trees = sqlglot.parse(text, read=DIALECT)
     except ParseError as e:
+        hint = hint_for_parse_error(text)  # a mistake we can name (an unknown first word, backquotes, ...)
+        if hint is not None:
+            raise hint from None
         err = e.errors[0] if e.errors else {}
         desc = str(err.get("description") or e).split("\n")[0]
-        desc = plain_parse_message(desc)
-        raise syntax_error(desc, int(err.get("line") or 0), int(err.get("col") or 0)) from None
+        line, col = int(err.get("line") or 0), int(err.get("col") or 0)
+        token = str(err.get("highlight") or "")
+        expecting = re.fullmatch(r"Expecting (\S+)", desc)
+        if token and (desc == "Invalid expression / Unexpected token" or expecting):  # say what was found there
+            col = max(col - len(token) + 1, 1)
+            desc = f"mismatched input '{token}'" + (f". Expecting: '{expecting.group(1)}'" if expecting else "")
+        raise syntax_error(plain_parse_message(desc), line, col) from None
     except TokenError as e:
         raise syntax_error(f"{e} (an unterminated string, quoted identifier or comment?)") from None
-    trees = [t for t in trees if t is not None]
-    if len(trees) != 1:
+    found = [t for t in trees if t is not None]
+    if len(found) != 1:
         raise syntax_error("expected exactly one statement")
-    check_depth(trees[0])
-    check_grammar(text, trees[0])
-    return trees[0]
+    tree = found[0]
+    check_depth(tree)
+    check_grammar(text, tree)
+    check_typed_literals(tree)
+    return tree
 
 
 MAX_EXPRESSION_DEPTH = 300
@@ -78,6 +90,7 @@ def check_grammar(text: str, tree: exp.Expression) -> None:
     ``IN (1, 2,)``, ``SELECT a, FROM``), a query not starting with SELECT/WITH/VALUES/TABLE (``FROM t``), MERGE WHEN
     clauses without MATCHED or THEN, and UPDATE's WHERE before SET."""
     tokens = DIALECT().tokenize(text)
+    check_operators(tokens)
     words = [t.text.upper() if t.token_type != TokenType.STRING else "" for t in tokens]
     for i, tok in enumerate(tokens):
         if words[i] == "IN" and (i + 1 == len(tokens) or tokens[i + 1].token_type == TokenType.R_PAREN):

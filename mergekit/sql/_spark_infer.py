@@ -85,6 +85,10 @@ class _Typer:
         self._relations[id(query)] = (query, cols)
         return cols
 
+    def relations(self, select: exp.Select) -> list[tuple[str, _Cols | None]]:
+        """The FROM relations of ``select`` (alias or table name, or "") with their columns (None: not known)."""
+        return [(alias, self.query_columns(rel)) for alias, rel in self._sources(select)]
+
     # ---- relations
 
     def _query_columns(self, q: exp.Expr) -> _Cols | None:

@@ -31,8 +31,10 @@ Known deviations, kept because the alternative is refusing common SQL:
 - ``approx_distinct`` is Spark's HyperLogLog++; regular expressions are Java's (Trino uses joni), and an
   invalid pattern fails with Spark's error (``EXECUTION_ERROR``) rather than ``INVALID_FUNCTION_ARGUMENT``;
   sequence() of dates has no 10,000-element limit; ``random(n)`` draws ``floor(rand() * n)``.
-- Spark accepts some inputs Trino rejects at analysis time (implicit varchar/number coercions, more
-  boolean spellings in CAST); those produce a value instead of an error. Spark's JSON parser accepts
+- Spark accepts some inputs Trino rejects at analysis time (implicit varchar coercions the operand checks of
+  ``_spark_types`` do not cover, more boolean spellings in CAST); those produce a value instead of an error.
+  Comparisons, arithmetic, typed literals (``_literals``) and aggregate queries (``_aggregation``) are checked
+  with Trino's rules before Spark sees them. Spark's JSON parser accepts
   unescaped control characters in strings (``json_array_length``), which Trino's rejects.
 - Where a Trino function accepts more than Spark can be made to match exactly, the translation fails
   (never computes something else): ``from_base`` of non-ASCII digits, ``date_parse`` of names in mixed
@@ -76,6 +78,7 @@ from . import (
     _spark_handlers_regexp,
     _spark_handlers_strings,
 )
+from ._aggregation import check_aggregations
 from ._function_catalog import check_listed
 from ._spark_handlers_strings import typeof_literal
 from ._spark_infer import _Typer
@@ -194,6 +197,7 @@ def to_spark_sql(node: exp.Expression, *, schema: Mapping[str, Mapping[str, str]
     typer = _Typer(schema)
     for sub in list(tree.walk()):
         typer.type_of(sub)
+    check_aggregations(tree, typer)
     for call in list(tree.find_all(exp.Typeof)):  # a constant of the original tree's types
         check_listed(call, "typeof")
         call.replace(typeof_literal(call, typer.type_of(call.this)))

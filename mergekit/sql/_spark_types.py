@@ -465,7 +465,16 @@ def _norm(name: str | None) -> str:
 # Operand types Trino refuses and Spark would coerce
 
 
-_COMPARISONS = {exp.EQ: "=", exp.NEQ: "<>", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
+_COMPARISONS = {
+    exp.EQ: "=",
+    exp.NEQ: "<>",
+    exp.GT: ">",
+    exp.GTE: ">=",
+    exp.LT: "<",
+    exp.LTE: "<=",
+    exp.NullSafeEQ: "IS NOT DISTINCT FROM",
+    exp.NullSafeNEQ: "IS DISTINCT FROM",
+}
 _ARITHMETIC = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}
 # functions of a string argument (``this``): Spark casts a number or date to a string, Trino refuses it
 _STRING_FUNCTIONS = {
@@ -475,6 +484,30 @@ _STRING_FUNCTIONS = {
     exp.Trim: "trim",
     exp.Substring: "substr",
 }
+
+
+def _family(t: _T) -> str | None:
+    """The types that compare with ``t`` (Trino's implicit coercions: numbers widen to each other, a DATE to a
+    TIMESTAMP, a TIMESTAMP to one WITH TIME ZONE, VARCHAR and CHAR to each other; nothing to or from text), or None
+    for a type whose rule is left to Spark (arrays, rows, NULL, unknown)."""
+    if t.numeric:
+        return "number"
+    if t.string:
+        return "string"
+    if t.temporal:
+        return "datetime"
+    if t.name in ("boolean", "varbinary") or t.name.startswith("interval"):
+        return t.name
+    return None
+
+
+def comparable(a: _T, b: _T) -> bool:
+    """Whether Trino compares values of ``a`` and ``b`` (=, <>, <, >, <=, >=, IS DISTINCT FROM, BETWEEN, IN): they
+    have a common super type. ``ts > '2024-01-01'`` does not: write ``ts > TIMESTAMP '2024-01-01 00:00:00'``."""
+    if not (a.known and b.known) or UNKNOWN in (a, b):
+        return True
+    fa, fb = _family(a), _family(b)
+    return fa is None or fb is None or fa == fb
 
 
 def _type_mismatch(message: str) -> MergekitError:
@@ -489,10 +522,21 @@ def check_operand_types(node: exp.Expr, types: dict[str, object]) -> None:
     known_a = isinstance(a, _T) and a.known and a.name != "unknown"
     known_b = isinstance(b, _T) and b.known and b.name != "unknown"
     op = _COMPARISONS.get(type(node))
-    if op is not None and known_a and known_b:
+    quantified = isinstance(node.args.get("expression"), (exp.Any, exp.All))  # x = ANY (subquery): Spark checks
+    if op is not None and known_a and known_b and not quantified:
         assert isinstance(a, _T) and isinstance(b, _T)
-        if (a.string and b.numeric) or (a.numeric and b.string):
+        if not comparable(a, b):
             raise _type_mismatch(f"Cannot apply operator: {a} {op} {b}")
+    if isinstance(node, exp.Between):
+        value, low, high = a, types.get("low"), types.get("high")
+        bounds = [t for t in (low, high) if isinstance(t, _T)]
+        if isinstance(value, _T) and len(bounds) == 2 and not all(comparable(value, t) for t in bounds):
+            raise _type_mismatch(f"Cannot check if {value} is BETWEEN {bounds[0]} and {bounds[1]}")
+    if isinstance(node, exp.In) and isinstance(a, _T):
+        listed = types.get("expressions")
+        for t in listed if isinstance(listed, list) else []:
+            if isinstance(t, _T) and not comparable(a, t):
+                raise _type_mismatch(f"IN value and list items must be the same type: {a}")
     op = _ARITHMETIC.get(type(node))
     if op is not None and known_a and known_b:
         assert isinstance(a, _T) and isinstance(b, _T)

@@ -78,3 +78,27 @@ def test_run_names_the_file_line_and_statement_of_a_syntax_error_before_spark_st
     assert "line 1:" not in proc.stderr and "line 3:" not in proc.stderr  # the file's line, not the statement's
     _spark_not_tried(proc.stderr)
     no_traceback(proc)
+
+
+def test_run_names_the_file_line_and_column_of_an_invalid_literal_before_spark_starts(tmp_path):
+    script = tmp_path / "load.sql"
+    script.write_text(
+        "CREATE TABLE t (id BIGINT, ts TIMESTAMP);\n-- a new row\nINSERT INTO t\nVALUES (40, TIMESTAMP '2024-13-45 00:00:00');\n"
+    )
+    proc = mergekit("run", str(script))
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(
+        f"{script}:4:23 (statement 2): [INVALID_LITERAL] '2024-13-45 00:00:00' is not a valid timestamp literal"
+    ), proc.stderr
+    assert JVM_STARTED not in proc.stderr
+    no_traceback(proc)
+
+
+def test_an_unknown_first_word_is_named():
+    proc = mergekit("sql", "SELEC * FROM t")
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(
+        "[SYNTAX_ERROR] line 1:1: mismatched input 'SELEC'. Expected a statement (did you mean SELECT?)"
+    ), proc.stderr
+    assert JVM_STARTED not in proc.stderr
+    no_traceback(proc)

@@ -103,7 +103,9 @@ def parse_config(config: Mapping[str, Any]) -> JournalConfig:
     }
     unknown = sorted(set(config) - known)
     if unknown:
-        raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"Unknown journal catalog option: {unknown[0]}")
+        raise MergekitError(
+            ErrorCode.INVALID_ARGUMENTS, f"Unknown journal catalog option: {unknown[0]}", option=unknown[0]
+        )
     if not config.get("warehouse"):
         raise MergekitError(ErrorCode.INVALID_ARGUMENTS, "The journal connector needs the 'warehouse' option")
     warehouse = _warehouse_uri(config["warehouse"])

@@ -79,7 +79,7 @@ def _with_subsequent(table: pa.Table, key: Sequence[str]) -> pa.Table:
 
 
 def compact(
-    metadata: JournalMetadata, *, session: ConnectorSession, table: Any, retention: int | None = None, **_: Any
+    metadata: JournalMetadata, *, session: ConnectorSession, table: Any, retention: int | None = None
 ) -> dict[str, Any]:
     """Rewrite the live files of ``table``; keep ``retention`` versions of history (None: all of it).
 
@@ -222,7 +222,6 @@ def vacuum(
     table: Any = None,
     retain_seconds: float = DEFAULT_RETAIN_SECONDS,
     dry_run: bool = False,
-    **_: Any,
 ) -> dict[str, Any]:
     """Delete unreferenced files older than ``retain_seconds`` (default 7 days) in ``table`` (None: all)."""
     cutoff_us = _now_us() - int(float(retain_seconds) * 1_000_000)

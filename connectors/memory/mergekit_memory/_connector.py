@@ -519,10 +519,22 @@ class MemoryConnector(Connector):
         return TABLE_PROPERTIES
 
 
+# The catalog options: ``paradigm`` (the RowChangeParadigm), ``modifications`` (false: INSERT only),
+# ``fail_sink_on`` (tests: a value whose row makes a merge sink fail)
+_OPTIONS = frozenset({"paradigm", "modifications", "fail_sink_on"})
+
+
 class MemoryConnectorFactory(ConnectorFactory):
     name = "memory"
 
     def create(self, *, catalog_name: str, config: Mapping[str, Any], context: ConnectorContext) -> Connector:
+        unknown = sorted(set(config) - _OPTIONS - {"connector"})
+        if unknown:  # the name in details too: the partitioned connector retries without its own ``warehouse``
+            raise MergekitError(
+                ErrorCode.INVALID_ARGUMENTS,
+                f"Catalog '{catalog_name}': unknown option '{unknown[0]}' (options: {', '.join(sorted(_OPTIONS))})",
+                option=unknown[0],
+            )
         raw = str(config.get("paradigm", RowChangeParadigm.DELETE_ROW_AND_INSERT_ROW.value)).upper()
         try:
             paradigm = RowChangeParadigm[raw]

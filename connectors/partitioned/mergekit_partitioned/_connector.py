@@ -3,7 +3,9 @@
 Configuration (catalog options): ``base`` names the base connector (an installed ``mergekit.connectors``
 entry point or a registered factory, default ``journal``, created through the engine's ``ConnectorContext``)
 or is a ``Connector`` instance; ``partition_catalog`` is the SQLite file of
-the partition registry (default ``<warehouse>/_partitions.sqlite``). Every other option goes to the base.
+the partition registry (default ``<warehouse>/_partitions.sqlite``). Every other option goes to the base, which
+refuses one it does not know; ``warehouse`` is the base's too unless the base refuses it by name
+(``details["option"]``, as the memory connector does: it keeps no files).
 """
 
 from __future__ import annotations
@@ -55,7 +57,14 @@ class PartitionedConnector(Connector):
                     "partition_catalog: a remote warehouse needs an explicit local path for the partition registry",
                 )
             registry_path = os.path.join(warehouse.removeprefix("file://"), "_partitions.sqlite")
-        self.base = _base_connector(catalog_name, base, options, context)
+        try:
+            self.base = _base_connector(catalog_name, base, options, context)
+        except MergekitError as err:
+            # a base that keeps no files (memory) takes no warehouse: the option was the registry's folder only
+            if err.details.get("option") != "warehouse":
+                raise
+            options.pop("warehouse")
+            self.base = _base_connector(catalog_name, base, options, context)
         self.registry = Registry(str(registry_path))
         self._metadata = PartitionedMetadata(catalog_name=catalog_name, base=self.base, registry=self.registry)
         self._splits = PartitionedSplitManager(self._metadata)

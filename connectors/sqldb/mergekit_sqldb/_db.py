@@ -57,8 +57,8 @@ class DbConfig:
 
 
 def parse_config(catalog: str, config: Any) -> DbConfig:
-    def bad(message: str) -> MergekitError:
-        return MergekitError(ErrorCode.INVALID_ARGUMENTS, f"Catalog '{catalog}': {message}")
+    def bad(message: str, **details: Any) -> MergekitError:
+        return MergekitError(ErrorCode.INVALID_ARGUMENTS, f"Catalog '{catalog}': {message}", **details)
 
     known = {
         "connector",
@@ -72,7 +72,9 @@ def parse_config(catalog: str, config: Any) -> DbConfig:
     }
     unknown = sorted(set(config) - known)
     if unknown:
-        raise bad(f"unknown option '{unknown[0]}' (options: {', '.join(sorted(known - {'connector'}))})")
+        raise bad(
+            f"unknown option '{unknown[0]}' (options: {', '.join(sorted(known - {'connector'}))})", option=unknown[0]
+        )
     uri = config.get("uri")
     if not isinstance(uri, str) or not uri:
         raise bad("option 'uri' is required: postgresql://user@host:port/db or sqlite:///path/to/file.db")

@@ -429,6 +429,13 @@ class CsvDirectoryConnectorFactory(ConnectorFactory):
     name = "csvdir"
 
     def create(self, *, catalog_name: str, config: Mapping[str, Any], context: ConnectorContext) -> Connector:
+        unknown = sorted(set(config) - {"connector", "root"})
+        if unknown:  # an option it would ignore is refused by name, as every connector does
+            raise MergekitError(
+                ErrorCode.INVALID_ARGUMENTS,
+                f"Catalog '{catalog_name}': unknown option '{unknown[0]}' (options: root)",
+                option=unknown[0],
+            )
         root = config.get("root")
         if not root:
             raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"Catalog '{catalog_name}': option 'root' is required")
