@@ -215,8 +215,11 @@ def test_zone_dependent_operations_on_values_of_several_zones_are_refused(engine
     assert err.value.code is ErrorCode.NOT_SUPPORTED
     assert "different time zones" in str(err.value)
     with pytest.raises(MergekitError) as err:
-        engine.execute("SELECT CAST(TIMESTAMP '2024-05-05 12:00:00 Mars/Olympus' AS TIMESTAMP)")
+        engine.execute("SELECT CAST(TIMESTAMP '2024-05-05 12:00:00' AT TIME ZONE 'Mars/Olympus' AS TIMESTAMP)")
     assert str(err.value) == "[INVALID_FUNCTION_ARGUMENT] Time zone not supported: Mars/Olympus"
+    with pytest.raises(MergekitError) as err:
+        engine.execute("SELECT CAST(TIMESTAMP '2024-05-05 12:00:00 Mars/Olympus' AS TIMESTAMP)")
+    assert str(err.value) == "[INVALID_LITERAL] '2024-05-05 12:00:00 Mars/Olympus' is not a valid timestamp literal"
 
 
 def test_a_callers_wall_clock_compared_with_an_instant_is_read_in_the_callers_zone(
