@@ -6,7 +6,7 @@ It evaluates exactly what Spark SQL (ANSI, with the SQL layer's Trino rendering)
 families, comparisons, AND / OR / NOT (three-valued, and short-circuiting like Spark's, so a failing right side
 is evaluated only where the left side does not decide), IS [NOT] NULL, ``IN`` lists, ``LIKE`` with a constant
 pattern, integer ``+ - * %`` with overflow and division-by-zero errors worded as :mod:`.errors` words Spark's,
-DOUBLE arithmetic, and subqueries computed on the driver (:class:`Lookup`). Anything else raises
+DOUBLE arithmetic, date arithmetic (:func:`.arrow_eval.shift_dates`, shared with the lookup path), and subqueries computed on the driver (:class:`Lookup`). Anything else raises
 :class:`Unsupported` naming the construct; the caller refuses the statement with ``NOT_SUPPORTED``.
 """
 
@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.sql import Apply, Const, Ref, SubqueryRef
 
-from .arrow_eval import value_family
+from .arrow_eval import date_arithmetic, days_between, shift_dates, value_family
 
 __all__ = [
     "MULTIPLE_ROWS_MESSAGE",
@@ -230,6 +230,10 @@ class RowCompiler:
 
     def _arithmetic(self, op: str, args: Sequence[Compiled]) -> Compiled:
         types = [a.type for a in args]
+        dates = date_arithmetic(op, types)
+        if dates is not None:
+            may_fail = dates == "shift" or any(a.may_fail for a in args)
+            return Compiled(_dates(op, dates, args), pa.date32() if dates == "shift" else pa.int32(), may_fail)
         if all(pa.types.is_integer(t) or pa.types.is_null(t) for t in types) and any(
             pa.types.is_integer(t) for t in types
         ):
@@ -278,6 +282,20 @@ def _binary(fn: Callable[..., Any], args: Sequence[Compiled], cast: pa.DataType 
         if cast is not None:
             x, y = x.cast(cast), y.cast(cast)
         return fn(x, y)
+
+    return run
+
+
+def _dates(op: str, kind: str, args: Sequence[Compiled]) -> Evaluator:
+    left, right = args
+
+    def run(b: pa.RecordBatch) -> Any:
+        n = b.num_rows
+        x, y = column_of(left.fn(b), n, left.type), column_of(right.fn(b), n, right.type)
+        if kind == "between":
+            return days_between(x, y)
+        date_first = pa.types.is_date32(left.type)
+        return shift_dates(x if date_first else y, y if date_first else x, op == "subtract")
 
     return run
 
