@@ -168,8 +168,8 @@ def _date_arithmetic(node: exp.Binary, a_date: bool, b_date: bool, safe: bool) -
     """Date arithmetic (an extension, ``date_arithmetic_type``): ``date - date`` is Spark's DATEDIFF; ``date ± n``
     adds days, and a result outside DATE's range (``DATE_DAYS``) fails with NUMERIC_VALUE_OUT_OF_RANGE where
     Spark's DATE_ADD would silently wrap around. The range is tested on ``n`` against the bounds less the date's
-    day number, so nothing overflows on the way; the value itself uses TRY forms, which Spark's constant folding
-    may evaluate even on the failing branch."""
+    day number, so nothing overflows on the way; the value's TRY_CAST cannot fail where Spark's constant folding
+    computes it for constants out of range."""
     if a_date and b_date:
         return _fn("DATEDIFF", node.this, node.expression), None
     date, n = (node.expression, node.this) if b_date else (node.this, node.expression)
@@ -184,8 +184,8 @@ def _date_arithmetic(node: exp.Binary, a_date: bool, b_date: bool, safe: bool) -
         exp.GT(this=count.copy(), expression=exp.Paren(this=exp.Sub(this=last[0], expression=last[1]))),
         copy=False,
     )
-    moved = _fn("TRY_SUBTRACT" if subtract else "TRY_ADD", _fn("UNIX_DATE", _dup(date)), _cast(_dup(n), "BIGINT"))
-    value = _fn("DATE_FROM_UNIX_DATE", _cast(moved, "INT", safe=True))
+    # in range, n fits an INT; TRY_CAST (unlike TRY_ADD) still raises what computing n itself raises
+    value = _fn("DATE_SUB" if subtract else "DATE_ADD", _dup(date), _cast(_dup(n), "INT", safe=True))
     message = _fn(
         "CONCAT",
         _lit(DATE_OVERFLOW_PREFIX),

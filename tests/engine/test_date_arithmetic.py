@@ -71,14 +71,14 @@ def test_update_merge_and_conditions_compute_dates(engine: Engine) -> None:
     [
         ("SELECT DATE '9999-12-31' + 1", "Date out of range: 9999-12-31 + 1"),
         ("SELECT DATE '0001-01-01' - 1", "Date out of range: 0001-01-01 - 1"),
-        ("UPDATE t SET d = d + 2147483647", "Date out of range: 2020-01-31 + 2147483647"),
+        ("UPDATE t SET d = d + 2147483647 WHERE k <> 2", "Date out of range: 2020-01-31 + 2147483647"),
         (
             "UPDATE t SET d = b * 100000000000000000 + d WHERE k = 1",
             "Date out of range: 2020-01-31 + 3000000000000000000",
         ),
         ("UPDATE t SET d = d - 9223372036854775807 WHERE k = 2", "Date out of range: 2024-02-28 - 9223372036854775807"),
         ("UPDATE t SET d = d + 2914335 WHERE k = 2", "Date out of range: 2024-02-28 + 2914335"),
-        ("DELETE FROM t WHERE d - 800000 < DATE '1000-01-01'", "Date out of range: 2020-01-31 - 800000"),
+        ("DELETE FROM t WHERE d - 800000 * (2 - k) < DATE '1000-01-01'", "Date out of range: 2020-01-31 - 800000"),
     ],
 )
 def test_a_date_outside_the_range_is_an_error_and_changes_nothing(engine: Engine, statement: str, message: str) -> None:
@@ -94,6 +94,17 @@ def test_the_range_ends_are_dates_and_try_gives_null(engine: Engine) -> None:
         "SELECT DATE '9999-12-30' + 1, DATE '0001-01-02' - 1, DATE '9999-12-31' - DATE '0001-01-01', "
         "TRY(DATE '9999-12-31' + 1), TRY(d - 5000000000) FROM t WHERE k = 1"
     ).rows() == [(D(9999, 12, 31), D(1, 1, 1), 3652058, None, None)]
+
+
+def test_errors_of_the_day_count_are_its_own(engine: Engine) -> None:
+    with pytest.raises(MergekitError) as info:
+        engine.execute("UPDATE t SET d = d + i / (k - 1)")
+    assert str(info.value) == "[DIVISION_BY_ZERO] Division by zero"
+    assert engine.execute("SELECT k, TRY(d + i / (k - 1)) FROM t ORDER BY k").rows() == [
+        (1, None),
+        (2, D(2023, 2, 28)),
+        (3, None),
+    ]
 
 
 @pytest.mark.parametrize(
