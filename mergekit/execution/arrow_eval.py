@@ -201,7 +201,7 @@ class _Compiler:
         dates = date_arithmetic(node.op, types)
         if dates is not None:
             result = pa.date32() if dates == "shift" else pa.int32()
-            return _dates(node.op, dates, fns, types), result, may_fail or dates == "shift"
+            return _dates(node.op, dates, fns, types, args[1][2]), result, may_fail or dates == "shift"
         # Arithmetic only in DOUBLE (IEEE in both, never an error); an INTEGER operand widens exactly.
         if not any(pa.types.is_float64(t) for t in types) or not all(
             pa.types.is_float64(t)
@@ -217,11 +217,20 @@ class _Compiler:
         return _binary(getattr(pc, _ARITHMETIC[node.op]), fns, cast=pa.float64()), pa.float64(), may_fail
 
 
-def _dates(op: str, kind: str, fns: Sequence[Evaluator], types: Sequence[pa.DataType]) -> Evaluator:
-    """Date arithmetic over the joined rows (:func:`shift_dates`, :func:`days_between`)."""
+def _dates(op: str, kind: str, fns: Sequence[Evaluator], types: Sequence[pa.DataType], lazy: bool) -> Evaluator:
+    """Date arithmetic over the joined rows (:func:`shift_dates`, :func:`days_between`). ``lazy``: the right operand
+    may fail, so it is computed only where the left one is not NULL (as Spark's operators do)."""
 
     def run(t: JoinedRows) -> Any:
-        a, b = (_column(f(t), t.num_rows, ty) for f, ty in zip(fns, types, strict=True))
+        n = t.num_rows
+        a = _column(fns[0](t), n, types[0])
+        if lazy and a.null_count:
+            valid = pc.is_valid(a)
+            todo = pc.indices_nonzero(valid)
+            part = _column(fns[1](t.take(todo)), len(todo), types[1])
+            b = pc.replace_with_mask(pa.nulls(n, types[1]), valid, part)
+        else:
+            b = _column(fns[1](t), n, types[1])
         if kind == "between":
             return days_between(a, b)
         date_first = pa.types.is_date32(types[0])

@@ -291,7 +291,13 @@ def _dates(op: str, kind: str, args: Sequence[Compiled]) -> Evaluator:
 
     def run(b: pa.RecordBatch) -> Any:
         n = b.num_rows
-        x, y = column_of(left.fn(b), n, left.type), column_of(right.fn(b), n, right.type)
+        x = column_of(left.fn(b), n, left.type)
+        if right.may_fail and x.null_count:  # as Spark's operators: not computed where the left operand is NULL
+            todo = pc.indices_nonzero(pc.is_valid(x))
+            part = column_of(right.fn(b.take(todo)), len(todo), right.type)
+            y = pc.replace_with_mask(pa.nulls(n, right.type), pc.is_valid(x), part)
+        else:
+            y = column_of(right.fn(b), n, right.type)
         if kind == "between":
             return days_between(x, y)
         date_first = pa.types.is_date32(left.type)

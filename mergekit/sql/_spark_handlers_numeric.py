@@ -26,6 +26,7 @@ from ._spark_build import (
     _failed,
     _fn,
     _func_name,
+    _is_null,
     _lit,
 )
 from ._spark_rewrite import _Handler, _need, _Out, _registrar, _Rewriter
@@ -186,6 +187,8 @@ def _date_arithmetic(node: exp.Binary, a_date: bool, b_date: bool, safe: bool) -
     )
     # in range, n fits an INT; TRY_CAST (unlike TRY_ADD) still raises what computing n itself raises
     value = _fn("DATE_SUB" if subtract else "DATE_ADD", _dup(date), _cast(_dup(n), "INT", safe=True))
+    if b_date:  # n + date: like any Spark operator, a NULL left operand is NULL without computing the right one
+        value = _case([(_is_null(n), exp.Null())], value)
     message = _fn(
         "CONCAT",
         _lit(DATE_OVERFLOW_PREFIX),
@@ -193,7 +196,8 @@ def _date_arithmetic(node: exp.Binary, a_date: bool, b_date: bool, safe: bool) -
         _lit(" - " if subtract else " + "),
         _cast(_dup(n), "STRING"),
     )
-    return _checked(value, [date, n], [(out_of_range, ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE, message)], safe)
+    checks = [(out_of_range, ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE, message)]
+    return _checked(value, [node.this, node.expression], checks, safe)  # operands tested in the written order
 
 
 def _fit_decimal_operands(
