@@ -60,6 +60,7 @@ from .context import StatementContext
 from .errors import translate_error
 from .estimates import estimate_source_keys, source_key_values
 from .evolution import merge_added_columns
+from .lengths import without_char_columns
 from .lookup import KEY, arrow_join_type, binary_collation, run_lookup_merge
 from .merge_rows import MergeQueryBuilder, check_types, q
 from .pipeline import DmlStats, run_merge_pipeline
@@ -261,8 +262,14 @@ def _builder(
     key_columns: tuple[str | None, ...] = ()
     if plan.join in (JoinKind.RIGHT, JoinKind.FULL) and plan.on is not None and plan.source_alias:
         pairs = msql.equi_join_keys(plan.on, plan.target_alias, plan.source_alias)
-        join_keys = tuple((render(a), render(b)) for a, b in pairs)
-        key_columns = tuple(_bare_column(a) for a, _ in pairs)
+        # CHAR(n) keys compare without trailing spaces (the ON clause's rendering): so do the semi join and the
+        # estimates; the source's values are not handed to the connector, whose stored values are padded
+        chars = [any(e.trino_type(ctx.schema).startswith("char") for e in pair) for pair in pairs]
+        join_keys = tuple(
+            (f"RTRIM({render(a)})", f"RTRIM({render(b)})") if char else (render(a), render(b))
+            for (a, b), char in zip(pairs, chars, strict=True)
+        )
+        key_columns = tuple(None if char else _bare_column(a) for (a, _), char in zip(pairs, chars, strict=True))
     return MergeQueryBuilder(
         computed=tuple(computed),
         checks=tuple(checks),
@@ -496,7 +503,9 @@ def _run_strategy(
             table,
             planned.scan_columns,
             merge_handle.table_handle,
-            _with_values(_target_constraint(planned.statement, plan), values),
+            without_char_columns(
+                _with_values(_target_constraint(planned.statement, plan), values), plan.target.columns
+            ),
             values,
             added=planned.added_columns,
         )
