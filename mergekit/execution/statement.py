@@ -264,7 +264,7 @@ def _builder(
         pairs = msql.equi_join_keys(plan.on, plan.target_alias, plan.source_alias)
         # CHAR(n) keys compare without trailing spaces (the ON clause's rendering): so do the semi join and the
         # estimates; the source's values are not handed to the connector, whose stored values are padded
-        chars = [any(e.trino_type(ctx.schema).startswith("char") for e in pair) for pair in pairs]
+        chars = [any(_is_char(e, ctx.schema) for e in pair) for pair in pairs]
         join_keys = tuple(
             (f"RTRIM({render(a)})", f"RTRIM({render(b)})") if char else (render(a), render(b))
             for (a, b), char in zip(pairs, chars, strict=True)
@@ -616,6 +616,14 @@ def _bare_column(expr: msql.Expression) -> str | None:
         ((_, name),) = refs
         return name
     return None
+
+
+def _is_char(expr: msql.Expression, schema: Mapping[str, Mapping[str, str]]) -> bool:
+    """Whether ``expr`` is of a ``CHAR(n)`` type (one the SQL layer cannot type is not)."""
+    try:
+        return expr.trino_type(schema).startswith("char")
+    except MergekitError:
+        return False
 
 
 def _with_values(constraint: Constraint | None, values: Mapping[str, frozenset[Any] | pa.Array]) -> Constraint | None:
