@@ -3,7 +3,8 @@ plan in Python, over a joined table of source and target rows.
 
 :func:`compile_lookup` compiles a plan's cases into a :class:`LookupProgram` when every part of them evaluates
 in Arrow exactly as Spark's CASE does (:meth:`~mergekit.sql.Expression.lowered` trees of integers, strings,
-dates and booleans; arithmetic only in DOUBLE), else returns None and the Spark plan runs. It shares the cases'
+dates and booleans; arithmetic in DOUBLE, and date arithmetic: :func:`shift_dates`, :func:`days_between`), else
+returns None and the Spark plan runs. It shares the cases'
 semantics with the Spark evaluator (:mod:`.merge_rows`): which rows a case takes
 (:meth:`~mergekit.planner.PlannedCase.rows_taken`), what an unassigned column holds
 (:attr:`~mergekit.planner.PlannedCase.keeps_unassigned`), the NOT NULL message, and the merge-row columns
@@ -24,11 +25,20 @@ import pyarrow.compute as pc
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.planner import JoinKind, MergePlan, not_null_violation
 from mergekit.spi import ColumnHandle, MergeOperation
-from mergekit.sql import Apply, Const, Lowered, Ref
+from mergekit.sql import DATE_DAYS, Apply, Const, Lowered, Ref, date_overflow_message
 
 from .layout import CASE, OP, ROW_ID, UID, UNCHANGED
 
-__all__ = ["LookupProgram", "compile_lookup", "JoinedRows", "evaluate_cases", "value_family"]
+__all__ = [
+    "LookupProgram",
+    "compile_lookup",
+    "JoinedRows",
+    "evaluate_cases",
+    "value_family",
+    "date_arithmetic",
+    "shift_dates",
+    "days_between",
+]
 
 _SOURCE = "s:"  # prefixes of the joined table's columns
 _TARGET = "t:"
@@ -53,6 +63,60 @@ def value_family(t: pa.DataType) -> str | None:
     if pa.types.is_null(t):
         return "null"
     return None
+
+
+def date_arithmetic(op: str, types: Sequence[pa.DataType]) -> str | None:
+    """Which date arithmetic ``op`` of operands of ``types`` is (an extension, docs/sql.md; the Spark translation's
+    ``date_arithmetic_type``): ``shift`` (``date + integer``, ``integer + date``, ``date - integer``: days),
+    ``between`` (``date - date``: INTEGER days), or None."""
+    kinds = tuple("date" if pa.types.is_date32(t) else "integer" if pa.types.is_integer(t) else "" for t in types)
+    if op == "add" and kinds in (("date", "integer"), ("integer", "date")):
+        return "shift"
+    if op == "subtract" and kinds == ("date", "integer"):
+        return "shift"
+    if op == "subtract" and kinds == ("date", "date"):
+        return "between"
+    return None
+
+
+def shift_dates(dates: pa.Array, days: pa.Array, subtract: bool) -> pa.Array:
+    """``dates + days`` (``- days`` when ``subtract``) as date32, NULL where either is NULL; a result outside
+    DATE's range (:data:`~mergekit.sql.DATE_DAYS`) raises NUMERIC_VALUE_OUT_OF_RANGE worded as the Spark
+    translation words it. The range is tested on ``days`` against the bounds less each date's day number, so
+    nothing overflows."""
+    start = dates.cast(pa.int32()).cast(pa.int64())
+    n = days.cast(pa.int64())
+    low, high = (pa.scalar(v, pa.int64()) for v in DATE_DAYS)
+    if subtract:  # start - n in range: start - high <= n <= start - low
+        first, last = pc.subtract(start, high), pc.subtract(start, low)
+    else:  # start + n in range: low - start <= n <= high - start
+        first, last = pc.subtract(low, start), pc.subtract(high, start)
+    bad = pc.fill_null(pc.or_(pc.less(n, first), pc.greater(n, last)), False)
+    if pc.any(bad).as_py():
+        i = int(np.flatnonzero(bad.to_numpy(zero_copy_only=False))[0])
+        message = date_overflow_message(_date_text(start[i].as_py()), "-" if subtract else "+", n[i].as_py())
+        raise MergekitError(ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE, message)
+    moved = pc.subtract(start, n) if subtract else pc.add(start, n)
+    return moved.cast(pa.int32()).cast(pa.date32())
+
+
+def days_between(a: pa.Array, b: pa.Array) -> pa.Array:
+    """``a - b`` of dates: the INTEGER number of days (Spark's DATEDIFF), NULL where either is NULL."""
+    return pc.subtract(a.cast(pa.int32()).cast(pa.int64()), b.cast(pa.int32()).cast(pa.int64())).cast(pa.int32())
+
+
+def _date_text(days: int) -> str:
+    """A day number as Spark prints a DATE (proleptic Gregorian; a year past 9999 with a sign)."""
+    z = days + 719468  # days since 0000-03-01
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day, month = doy - (153 * mp + 2) // 5 + 1, mp + 3 if mp < 10 else mp - 9
+    year = yoe + era * 400 + (month <= 2)
+    text = f"{year:04d}" if 0 <= year <= 9999 else (f"+{year}" if year > 0 else f"-{-year:04d}")
+    return f"{text}-{month:02d}-{day:02d}"
 
 
 _CONST_TYPES = {
@@ -99,36 +163,45 @@ class _Compiler:
             return self.target_types[column[len(_TARGET) :]]
         return self.source_types[column[len(_SOURCE) :]]
 
-    def compile(self, node: Lowered) -> tuple[Evaluator, pa.DataType]:
+    def compile(self, node: Lowered) -> tuple[Evaluator, pa.DataType, bool]:
+        """The evaluator of ``node``, its Arrow type, and whether it may fail on a row (date arithmetic outside
+        DATE's range; everything else here cannot)."""
         if isinstance(node, Ref):
             name = self.column(node)
-            return (lambda t, n=name: t.column(n)), self.type_of(name)
+            return (lambda t, n=name: t.column(n)), self.type_of(name), False
         if isinstance(node, Const):
             arrow_type = _CONST_TYPES[node.kind]
             scalar = pa.scalar(node.value, arrow_type)
-            return (lambda t, s=scalar: s), arrow_type
+            return (lambda t, s=scalar: s), arrow_type, False
         assert isinstance(node, Apply)
         if node.op == "negate" and isinstance(node.args[0], Const) and node.args[0].kind == "integer":
             return self.compile(Const(-node.args[0].value, "integer"))  # a negative literal
         args = [self.compile(a) for a in node.args]
-        types = [t for _, t in args]
-        fns = [f for f, _ in args]
+        types = [t for _, t, _ in args]
+        fns = [f for f, _, _ in args]
+        may_fail = any(m for _, _, m in args)
         if node.op in _COMPARE:
             families = {value_family(t) for t in types} - {"null"}
             if None in families or len(families) > 1:
                 raise _Unsupported(f"comparison of {types}")
-            return _binary(getattr(pc, _COMPARE[node.op]), fns), pa.bool_()
+            return _binary(getattr(pc, _COMPARE[node.op]), fns), pa.bool_(), may_fail
         if node.op in ("and", "or", "not"):
             if any(value_family(t) not in ("boolean", "null") for t in types):
                 raise _Unsupported(f"{node.op} of {types}")
-            fns = [_as_boolean(f) if pa.types.is_null(t) else f for f, t in args]  # a NULL literal
+            if node.op != "not" and args[1][2]:
+                raise _Unsupported(f"{node.op} whose right side may fail")  # Spark evaluates it only where needed
+            fns = [_as_boolean(f) if pa.types.is_null(t) else f for f, t, _ in args]  # a NULL literal
             if node.op == "not":
-                return _unary(pc.invert, fns[0]), pa.bool_()
-            return _binary(pc.and_kleene if node.op == "and" else pc.or_kleene, fns), pa.bool_()
+                return _unary(pc.invert, fns[0]), pa.bool_(), may_fail
+            return _binary(pc.and_kleene if node.op == "and" else pc.or_kleene, fns), pa.bool_(), may_fail
         if node.op in ("is_null", "is_not_null"):
             if value_family(types[0]) is None and not pa.types.is_floating(types[0]):
                 raise _Unsupported(f"{node.op} of {types[0]}")
-            return _unary(pc.is_null if node.op == "is_null" else pc.is_valid, fns[0]), pa.bool_()
+            return _unary(pc.is_null if node.op == "is_null" else pc.is_valid, fns[0]), pa.bool_(), may_fail
+        dates = date_arithmetic(node.op, types)
+        if dates is not None:
+            result = pa.date32() if dates == "shift" else pa.int32()
+            return _dates(node.op, dates, fns, types, args[1][2]), result, may_fail or dates == "shift"
         # Arithmetic only in DOUBLE (IEEE in both, never an error); an INTEGER operand widens exactly.
         if not any(pa.types.is_float64(t) for t in types) or not all(
             pa.types.is_float64(t)
@@ -140,8 +213,30 @@ class _Compiler:
         ):
             raise _Unsupported(f"{node.op} of {types}")
         if node.op == "negate":
-            return _unary(pc.negate, fns[0]), pa.float64()
-        return _binary(getattr(pc, _ARITHMETIC[node.op]), fns, cast=pa.float64()), pa.float64()
+            return _unary(pc.negate, fns[0]), pa.float64(), may_fail
+        return _binary(getattr(pc, _ARITHMETIC[node.op]), fns, cast=pa.float64()), pa.float64(), may_fail
+
+
+def _dates(op: str, kind: str, fns: Sequence[Evaluator], types: Sequence[pa.DataType], lazy: bool) -> Evaluator:
+    """Date arithmetic over the joined rows (:func:`shift_dates`, :func:`days_between`). ``lazy``: the right operand
+    may fail, so it is computed only where the left one is not NULL (as Spark's operators do)."""
+
+    def run(t: JoinedRows) -> Any:
+        n = t.num_rows
+        a = _column(fns[0](t), n, types[0])
+        if lazy and a.null_count:
+            valid = pc.is_valid(a)
+            todo = pc.indices_nonzero(valid)
+            part = _column(fns[1](t.take(todo)), len(todo), types[1])
+            b = pc.replace_with_mask(pa.nulls(n, types[1]), valid, part)
+        else:
+            b = _column(fns[1](t), n, types[1])
+        if kind == "between":
+            return days_between(a, b)
+        date_first = pa.types.is_date32(types[0])
+        return shift_dates(a if date_first else b, b if date_first else a, op == "subtract")
+
+    return run
 
 
 def _as_boolean(arg: Evaluator) -> Evaluator:
@@ -184,6 +279,9 @@ class _Case:
     target_present: bool | None  # the rows the case takes (PlannedCase.rows_taken; the join is RIGHT)
     operation: MergeOperation | None  # None: DO NOTHING
     condition: Evaluator | None
+    # the condition may fail on a row: evaluated only on the rows Spark's CASE evaluates it on (those of the
+    # case's kind that no earlier case took), else over every row
+    condition_may_fail: bool
     # per data column: ("expr", fn), ("target", None) (the target's current value), ("null", None) or ("storage",
     # None): NULL that the storage replaces by its default (PlannedCase.storage_defaults: no NOT NULL check)
     values: tuple[tuple[str, Evaluator | None], ...]
@@ -220,7 +318,7 @@ def compile_lookup(
         return None
     compiler = _Compiler(plan.target_alias.lower(), plan.source_alias.lower(), target_types, source_types)
 
-    def compile_expr(expr: Any) -> tuple[Evaluator, pa.DataType]:
+    def compile_expr(expr: Any) -> tuple[Evaluator, pa.DataType, bool]:
         lowered = expr.lowered()
         if lowered is None:
             raise _Unsupported(expr.sql)
@@ -230,9 +328,9 @@ def compile_lookup(
     try:
         cases = []
         for case in plan.cases:
-            condition = None
+            condition, condition_may_fail = None, False
             if case.condition is not None:
-                condition, ctype = compile_expr(case.condition)
+                condition, ctype, condition_may_fail = compile_expr(case.condition)
                 if value_family(ctype) not in ("boolean", "null"):
                     return None
             values: list[tuple[str, Evaluator | None]] = []
@@ -243,14 +341,16 @@ def compile_lookup(
                 if expr is None:
                     values.append(("target", None) if case.keeps_unassigned else ("null", None))
                     continue
-                fn, vtype = compile_expr(expr)
+                fn, vtype, _ = compile_expr(expr)
                 if not _assignable(vtype, column.type):
                     return None
                 values.append(("expr", fn))
             target_present, source_present = case.rows_taken(plan.join)
             if source_present is not None:
                 return None  # a RIGHT join has a source row on every row: no case of the plan asks this
-            cases.append(_Case(case.number, target_present, case.operation, condition, tuple(values)))
+            cases.append(
+                _Case(case.number, target_present, case.operation, condition, condition_may_fail, tuple(values))
+            )
     except _Unsupported:
         return None
     source_columns = tuple(sorted(c[len(_SOURCE) :] for c in compiler.used if c.startswith(_SOURCE)))
@@ -313,8 +413,9 @@ class JoinedRows:
 
 def evaluate_cases(program: LookupProgram, rows: JoinedRows, page_rows: int = 65536) -> Iterator[pa.RecordBatch]:
     """The merge rows of ``rows`` in pages of at most ``page_rows``: the first case whose kind and condition hold
-    for a row produces it; rows no case takes produce none. Conditions are evaluated over every row (the lowered
-    subset cannot fail), the values of a case only over the rows it takes."""
+    for a row produces it; rows no case takes produce none. A condition that cannot fail is evaluated over every
+    row, one that may (date arithmetic) only where Spark's CASE evaluates it; the values of a case only over the
+    rows it takes."""
     n = rows.num_rows
     matched = pc.is_valid(rows.ti).to_numpy(zero_copy_only=False)
     taken = np.zeros(n, dtype=bool)
@@ -323,7 +424,12 @@ def evaluate_cases(program: LookupProgram, rows: JoinedRows, page_rows: int = 65
         if case.target_present is not None:
             available &= matched if case.target_present else ~matched
         if case.condition is not None and available.any():
-            available &= _mask(case.condition(rows), n).to_numpy(zero_copy_only=False)
+            if case.condition_may_fail:
+                candidates = np.flatnonzero(available)
+                holds = _mask(case.condition(rows.take(pa.array(candidates))), len(candidates))
+                available[candidates] = holds.to_numpy(zero_copy_only=False)
+            else:
+                available &= _mask(case.condition(rows), n).to_numpy(zero_copy_only=False)
         indices = np.flatnonzero(available)
         if not len(indices):
             continue

@@ -26,6 +26,7 @@ from mergekit.planner import check_violation
 from mergekit.result import Result
 from mergekit.spi import (
     CHECK_CONSTRAINT_MESSAGE,
+    PRIMARY_KEY_MESSAGE,
     SET_DEFAULT_MESSAGE,
     STREAMS_MESSAGE,
     CheckConstraint,
@@ -140,17 +141,21 @@ def verify_stored(
     columns: Sequence[ColumnMetadata],
     checks: Sequence[CheckConstraint],
     stream: StreamDefinition | None = None,
+    primary_key: Sequence[str] = (),
 ) -> None:
-    """After ``create_table`` made a new table: a connector that did not store the defaults, CHECK constraints or
-    stream definition it was given would let writes skip them, so the table is dropped again and the statement
-    refused (NOT_SUPPORTED)."""
+    """After ``create_table`` made a new table: a connector that did not store the defaults, CHECK constraints,
+    primary key or stream definition it was given would let writes skip them, so the table is dropped again and the
+    statement refused (NOT_SUPPORTED, naming what)."""
     defaults = {c.name: c.default for c in columns if c.default is not None}
-    if not defaults and not checks and stream is None:
+    if not defaults and not checks and stream is None and not primary_key:
         return
     handle = meta.get_table_handle(session=session, table=name)
     if handle is None:
         return
     stored = meta.get_table_metadata(session=session, table_handle=handle)
+    if primary_key and not stored.primary_key:  # a connector without primary keys
+        meta.drop_table(session=session, table_handle=handle)
+        raise MergekitError(ErrorCode.NOT_SUPPORTED, f"{PRIMARY_KEY_MESSAGE}: PRIMARY KEY ({', '.join(primary_key)})")
     if stored.stream != stream:
         meta.drop_table(session=session, table_handle=handle)
         raise MergekitError(ErrorCode.NOT_SUPPORTED, STREAMS_MESSAGE)

@@ -13,6 +13,7 @@ from mergekit import sql as msql
 from mergekit.metadata import Catalogs, ResolvedTable, version_of
 from mergekit.spi import ColumnHandle, ConnectorSession, Constraint, TableVersion, sql_type_name
 
+from .lengths import without_char_columns
 from .scan import scan_table
 from .user_frames import UserFrame, frame_schema, in_callers_zone
 
@@ -122,7 +123,7 @@ class StatementContext:
                 self.session(table.catalog),
                 table.handle,
                 columns,
-                self.constraints.get(ref),
+                without_char_columns(self.constraints.get(ref), table.metadata.columns),
                 stats=stats,
                 guard=self.guard_scans,
             )

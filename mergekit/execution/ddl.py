@@ -30,6 +30,7 @@ from mergekit.spi import (
     PartitionKind,
     PartitionMethod,
     PartitionScheme,
+    PropertyMetadata,
     SchemaTableName,
     StreamDefinition,
     parse_sql_type,
@@ -77,7 +78,9 @@ def create_table(ctx: StatementContext, st: msql.CreateTable, *, stream: StreamD
     connector = ctx.catalogs.get(catalog)
     session = ctx.session(catalog)
     meta = connector.get_metadata()
-    properties = validate_table_properties(catalog, connector.get_table_properties(), st.properties)
+    declared = connector.get_table_properties()
+    given, primary_key = _primary_key_property(st, declared)
+    properties = validate_table_properties(catalog, declared, given)
     if meta.get_table_handle(session=session, table=name) is not None:
         if st.if_not_exists:
             return Result(statement=f"CREATE {kind}", row_count=0 if st.as_query else None)
@@ -85,14 +88,21 @@ def create_table(ctx: StatementContext, st: msql.CreateTable, *, stream: StreamD
     if st.as_query is not None:
         df = ctx.spark.sql(ctx.render(st.as_query))
         columns = tuple(
-            ColumnMetadata(name=f.name.lower(), type=arrow_type(f.dataType), type_name=trino_name(f.dataType))
+            ColumnMetadata(
+                name=f.name.lower(),
+                type=arrow_type(f.dataType),
+                type_name=trino_name(f.dataType),
+                nullable=f.name.lower() not in primary_key,  # a key column is NOT NULL (ISO SQL, PostgreSQL)
+            )
             for f in df.schema.fields
         )
     else:
         columns = tuple(column_metadata(c) for c in st.columns)
     names = [c.name for c in columns]
     _no_duplicate_columns(names)
-    for key in st.primary_key:
+    if len(set(primary_key)) < len(primary_key):
+        raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"Primary key column '{primary_key[0]}' is listed twice")
+    for key in primary_key:
         if key not in names:
             raise MergekitError(ErrorCode.COLUMN_NOT_FOUND, f"Primary key column '{key}' is not a column of the table")
     if st.as_query is None:  # DEFAULT and CHECK, type-checked and named (a CTAS has neither)
@@ -101,13 +111,13 @@ def create_table(ctx: StatementContext, st: msql.CreateTable, *, stream: StreamD
     table_metadata = ConnectorTableMetadata(
         table=name,
         columns=columns,
-        primary_key=st.primary_key,
+        primary_key=primary_key,
         properties=properties,
         check_constraints=checks,
         stream=stream,
     )
     meta.create_table(session=session, table_metadata=table_metadata, ignore_existing=st.if_not_exists)
-    verify_stored(meta, session, name, columns, checks, stream)
+    verify_stored(meta, session, name, columns, checks, stream, primary_key)
     if st.as_query is None:
         return Result(statement=f"CREATE {kind}")
     if not st.with_data:  # CREATE TABLE ... AS query WITH NO DATA: the query's columns, no rows
@@ -120,6 +130,36 @@ def create_table(ctx: StatementContext, st: msql.CreateTable, *, stream: StreamD
             meta.drop_table(session=session, table_handle=handle)
         raise
     return attrs.evolve(result, statement="CREATE TABLE AS")
+
+
+#: CREATE TABLE's table property for the primary key, for every connector that does not declare a property of
+#: that name itself: ``WITH (primary_key = ARRAY['id', ...])`` means ``PRIMARY KEY (id, ...)``.
+PRIMARY_KEY_PROPERTY = "primary_key"
+
+
+def _primary_key_property(
+    st: msql.CreateTable, declared: Sequence[PropertyMetadata]
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The statement's properties without ``primary_key`` (unless the connector declares one by that name), and the
+    table's primary key: the PRIMARY KEY clause's columns or the property's, never both."""
+    given = dict(st.properties)
+    if PRIMARY_KEY_PROPERTY not in given or any(p.name == PRIMARY_KEY_PROPERTY for p in declared):
+        return given, st.primary_key
+    value = given.pop(PRIMARY_KEY_PROPERTY)
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise MergekitError(
+            ErrorCode.INVALID_TABLE_PROPERTY,
+            f"Invalid value for table property '{PRIMARY_KEY_PROPERTY}': expected a non-empty array of column names "
+            f"such as ARRAY['id'], got {value!r}",
+            property=PRIMARY_KEY_PROPERTY,
+        )
+    if st.primary_key:
+        raise MergekitError(
+            ErrorCode.INVALID_TABLE_PROPERTY,
+            f"Table property '{PRIMARY_KEY_PROPERTY}' and a PRIMARY KEY clause cannot both be given",
+            property=PRIMARY_KEY_PROPERTY,
+        )
+    return given, tuple(v.lower() for v in value)
 
 
 def drop_table(ctx: StatementContext, st: msql.DropTable) -> Result:

@@ -6,7 +6,7 @@ It evaluates exactly what Spark SQL (ANSI, with the SQL layer's Trino rendering)
 families, comparisons, AND / OR / NOT (three-valued, and short-circuiting like Spark's, so a failing right side
 is evaluated only where the left side does not decide), IS [NOT] NULL, ``IN`` lists, ``LIKE`` with a constant
 pattern, integer ``+ - * %`` with overflow and division-by-zero errors worded as :mod:`.errors` words Spark's,
-DOUBLE arithmetic, and subqueries computed on the driver (:class:`Lookup`). Anything else raises
+DOUBLE arithmetic, date arithmetic (:func:`.arrow_eval.shift_dates`, shared with the lookup path), and subqueries computed on the driver (:class:`Lookup`). Anything else raises
 :class:`Unsupported` naming the construct; the caller refuses the statement with ``NOT_SUPPORTED``.
 """
 
@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.sql import Apply, Const, Ref, SubqueryRef
 
-from .arrow_eval import value_family
+from .arrow_eval import date_arithmetic, days_between, shift_dates, value_family
 from .errors import MULTIPLE_ROWS_MESSAGE
 
 __all__ = [
@@ -231,6 +231,10 @@ class RowCompiler:
 
     def _arithmetic(self, op: str, args: Sequence[Compiled]) -> Compiled:
         types = [a.type for a in args]
+        dates = date_arithmetic(op, types)
+        if dates is not None:
+            may_fail = dates == "shift" or any(a.may_fail for a in args)
+            return Compiled(_dates(op, dates, args), pa.date32() if dates == "shift" else pa.int32(), may_fail)
         if all(pa.types.is_integer(t) or pa.types.is_null(t) for t in types) and any(
             pa.types.is_integer(t) for t in types
         ):
@@ -279,6 +283,26 @@ def _binary(fn: Callable[..., Any], args: Sequence[Compiled], cast: pa.DataType 
         if cast is not None:
             x, y = x.cast(cast), y.cast(cast)
         return fn(x, y)
+
+    return run
+
+
+def _dates(op: str, kind: str, args: Sequence[Compiled]) -> Evaluator:
+    left, right = args
+
+    def run(b: pa.RecordBatch) -> Any:
+        n = b.num_rows
+        x = column_of(left.fn(b), n, left.type)
+        if right.may_fail and x.null_count:  # as Spark's operators: not computed where the left operand is NULL
+            todo = pc.indices_nonzero(pc.is_valid(x))
+            part = column_of(right.fn(b.take(todo)), len(todo), right.type)
+            y = pc.replace_with_mask(pa.nulls(n, right.type), pc.is_valid(x), part)
+        else:
+            y = column_of(right.fn(b), n, right.type)
+        if kind == "between":
+            return days_between(x, y)
+        date_first = pa.types.is_date32(left.type)
+        return shift_dates(x if date_first else y, y if date_first else x, op == "subtract")
 
     return run
 

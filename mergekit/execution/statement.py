@@ -61,6 +61,7 @@ from .context import StatementContext
 from .errors import translate_error
 from .estimates import estimate_source_keys, source_key_values
 from .evolution import merge_added_columns
+from .lengths import without_char_columns
 from .lookup import KEY, arrow_join_type, binary_collation, run_lookup_merge
 from .merge_rows import SRC, MergeQueryBuilder, check_types, q
 from .pipeline import DmlStats, run_merge_pipeline
@@ -283,8 +284,14 @@ def _builder(
     key_columns: tuple[str | None, ...] = ()
     if plan.join in (JoinKind.RIGHT, JoinKind.FULL) and plan.on is not None and plan.source_alias:
         pairs = msql.equi_join_keys(plan.on, plan.target_alias, plan.source_alias)
-        join_keys = tuple((render(a), render(b)) for a, b in pairs)
-        key_columns = tuple(_bare_column(a) for a, _ in pairs)
+        # CHAR(n) keys compare without trailing spaces (the ON clause's rendering): so do the semi join and the
+        # estimates; the source's values are not handed to the connector, whose stored values are padded
+        chars = [any(_is_char(e, ctx.schema) for e in pair) for pair in pairs]
+        join_keys = tuple(
+            (f"RTRIM({render(a)})", f"RTRIM({render(b)})") if char else (render(a), render(b))
+            for (a, b), char in zip(pairs, chars, strict=True)
+        )
+        key_columns = tuple(None if char else _bare_column(a) for (a, _), char in zip(pairs, chars, strict=True))
     return MergeQueryBuilder(
         computed=tuple(computed),
         checks=tuple(checks),
@@ -528,7 +535,9 @@ def _run_strategy(
             table,
             planned.scan_columns,
             merge_handle.table_handle,
-            _with_values(_target_constraint(planned.statement, plan), values),
+            without_char_columns(
+                _with_values(_target_constraint(planned.statement, plan), values), plan.target.columns
+            ),
             values,
             added=planned.added_columns,
         )
@@ -639,6 +648,14 @@ def _bare_column(expr: msql.Expression) -> str | None:
         ((_, name),) = refs
         return name
     return None
+
+
+def _is_char(expr: msql.Expression, schema: Mapping[str, Mapping[str, str]]) -> bool:
+    """Whether ``expr`` is of a ``CHAR(n)`` type (one the SQL layer cannot type is not)."""
+    try:
+        return expr.trino_type(schema).startswith("char")
+    except MergekitError:
+        return False
 
 
 def _with_values(constraint: Constraint | None, values: Mapping[str, frozenset[Any] | pa.Array]) -> Constraint | None:

@@ -109,7 +109,8 @@ Errors: every method may raise ``mergekit.errors.MergekitError(ErrorCode.X, mess
 with that code and message, also when it was raised on an executor (the engine recovers it from the worker's
 traceback). Use ``NOT_SUPPORTED`` with the constant messages of this package for a missing capability,
 ``TRANSACTION_CONFLICT`` when a concurrent commit invalidates this one, ``CONSTRAINT_VIOLATION`` for key
-violations and ``INVALID_ARGUMENTS`` for bad catalog options. Connectors get codes of their own from the
+violations (a connector that has no primary keys refuses one in ``create_table`` with ``PRIMARY_KEY_MESSAGE``)
+and ``INVALID_ARGUMENTS`` for bad catalog options. Connectors get codes of their own from the
 reserved range of ``mergekit.errors.ErrorCode``.
 
 Pickling: everything the engine ships to executors (providers, handles, splits, sessions) is pickled with
@@ -146,6 +147,7 @@ from ._metadata import (
     MERGE_TABLE_MESSAGE,
     MODIFYING_ROWS_MESSAGE,
     MULTI_TABLE_COMMIT_MESSAGE,
+    PRIMARY_KEY_MESSAGE,
     RENAME_COLUMN_MESSAGE,
     SCHEMA_EVOLUTION_MESSAGE,
     SET_COLUMN_TYPE_MESSAGE,
@@ -285,6 +287,7 @@ __all__ = [
     "ADD_COLUMN_MESSAGE",
     "CHANGE_FEED_MESSAGE",
     "CHECK_CONSTRAINT_MESSAGE",
+    "PRIMARY_KEY_MESSAGE",
     "CREATE_SCHEMA_MESSAGE",
     "CREATE_TABLE_MESSAGE",
     "DROP_COLUMN_MESSAGE",

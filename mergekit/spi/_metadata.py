@@ -87,6 +87,7 @@ __all__ = [
     "MULTI_TABLE_COMMIT_MESSAGE",
     "HISTORY_MESSAGE",
     "CHECK_CONSTRAINT_MESSAGE",
+    "PRIMARY_KEY_MESSAGE",
     "SET_DEFAULT_MESSAGE",
     "RENAME_COLUMN_MESSAGE",
     "SET_COLUMN_TYPE_MESSAGE",
@@ -111,6 +112,7 @@ DROP_COLUMN_MESSAGE = "This connector does not support dropping columns"
 HISTORY_MESSAGE = "This connector does not support table history"
 MULTI_TABLE_COMMIT_MESSAGE = "This connector does not support committing several tables atomically"
 CHECK_CONSTRAINT_MESSAGE = "This connector does not support check constraints"
+PRIMARY_KEY_MESSAGE = "This connector does not support primary keys"
 SET_DEFAULT_MESSAGE = "This connector does not support setting default values"
 RENAME_COLUMN_MESSAGE = "This connector does not support renaming columns"
 SET_COLUMN_TYPE_MESSAGE = "This connector does not support setting column types"

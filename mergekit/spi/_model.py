@@ -164,8 +164,11 @@ def _checks(values: Iterable[CheckConstraint]) -> tuple[CheckConstraint, ...]:
 class ConnectorTableMetadata:
     """What ``CREATE TABLE`` asks a connector to create, and what ``get_table_metadata`` answers.
 
-    ``primary_key`` lists key columns in declaration order (empty when none was declared). ``properties``
-    holds the ``WITH (...)`` table properties, values already evaluated to Python scalars or lists; in
+    ``primary_key`` lists key columns in declaration order (empty when none was declared: a ``PRIMARY KEY``
+    clause, or the engine's ``primary_key`` table property), which the connector enforces on every write (a
+    duplicate fails the statement with ``CONSTRAINT_VIOLATION``); a connector without primary keys raises
+    ``NOT_SUPPORTED`` with ``PRIMARY_KEY_MESSAGE``, and one that ignores the key (``get_table_metadata`` returns
+    none) is caught by the engine as for CHECK below. ``properties`` holds the ``WITH (...)`` table properties, values already evaluated to Python scalars or lists; in
     ``create_table`` only properties the connector declares (``Connector.get_table_properties``), converted to
     their declared type, plus the defaults of those the statement did not set.
 

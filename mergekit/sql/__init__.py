@@ -7,7 +7,7 @@ from ._continuous import ContinuousShape, continuous_shape, merge_source_keys
 from ._functions import register_function
 from ._guard import predicates_may_fail
 from ._jobs import JOB_SOURCE, CreateStreamingJob, JobAction, ShowStreamingJobs
-from ._lower import Apply, Const, Lowered, Ref
+from ._lower import DATE_DAYS, Apply, Const, Lowered, Ref, date_overflow_message
 from ._lower_rows import KEY_PREFIX, VALUE_COLUMN, SubqueryRef, lower_for_rows
 from ._mergetable import cast_query, equi_join_keys, predicate_constraints, scan_constraints
 from ._modality import ObjectInfo, ObjectKind, check_modality, emission_order, prepare_stream_query
@@ -108,6 +108,8 @@ __all__ = [
     "ShowCreateTable",
     "like_matches",
     "Apply",
+    "DATE_DAYS",
+    "date_overflow_message",
     "Const",
     "Lowered",
     "Ref",

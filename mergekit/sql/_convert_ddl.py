@@ -221,7 +221,7 @@ def _create(tree: exp.Create) -> Statement:
     as_query = parts.take("expression")
     if as_query is not None:
         as_query = _with_query(parts.take("with_"), as_query, where)
-        if columns or pk:
+        if columns or checks:  # a PRIMARY KEY (k, ...) alone may stand there (MySQL's form): the query's key
             raise not_supported("a column list together with AS query in CREATE TABLE is not supported")
     exists = bool(parts.take("exists"))
     parts.done()

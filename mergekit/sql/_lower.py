@@ -6,6 +6,9 @@ means the same everywhere and cannot fail at run time: column references, litera
 booleans, NULL, ``DATE 'yyyy-mm-dd'``), comparisons, AND / OR / NOT with SQL's three-valued logic, IS [NOT]
 NULL and ``+ - *``. Which operand types each operator accepts is the evaluator's business (it knows the
 types); anything else lowers to None and the statement runs through Spark as before.
+
+Date arithmetic (an extension, docs/sql.md) is defined once for every evaluator here: :data:`DATE_DAYS` is the
+DATE range a result must fall in (else ``NUMERIC_VALUE_OUT_OF_RANGE`` with :func:`date_overflow_message`).
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ import attrs
 from sqlglot import exp
 
 from ._render import identifier_name
+from ._spark_types import DATE_DAYS, date_overflow_message
 
-__all__ = ["Ref", "Const", "Apply", "Lowered", "lower", "conjunct_count"]
+__all__ = ["Ref", "Const", "Apply", "Lowered", "lower", "conjunct_count", "DATE_DAYS", "date_overflow_message"]
 
 
 @attrs.frozen

@@ -99,6 +99,11 @@ class _Tree:
         that is not a timestamp; the whole result None when the columns cannot be typed."""
         return _render.output_zones(self.node, tables=tables, schema=schema)
 
+    def trino_type(self, schema: Mapping[str, Mapping[str, str]] | None = None) -> str:
+        """The Trino type text of the tree as an expression (``char(5)``; ``?`` when it cannot be inferred), with
+        ``schema`` as in :meth:`to_spark`."""
+        return _render.trino_type(self.node, schema)
+
     def __str__(self) -> str:
         return self.sql
 

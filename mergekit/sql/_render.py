@@ -153,6 +153,16 @@ def to_spark(node: exp.Expression, schema: Mapping[str, Mapping[str, str]] | Non
     return to_spark_sql(node, schema=schema)
 
 
+def trino_type(node: exp.Expression, schema: Mapping[str, Mapping[str, str]] | None) -> str:
+    """The Trino type text of an expression (``char(5)``, ``varchar``, ``?`` when it cannot be inferred), its
+    columns' types read from ``schema`` as :func:`to_spark` reads them."""
+    from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
+
+    from ._spark_infer import _Typer
+
+    return str(_Typer(schema).type_of(normalize_identifiers(node.copy(), dialect="trino")))
+
+
 def render(
     node: exp.Expression, *, tables: Mapping[TableRef, str], schema: Mapping[str, Mapping[str, str]] | None
 ) -> str:

@@ -1,8 +1,8 @@
 """Rewrite handlers for numbers: arithmetic, numeric functions, aggregates and windows.
 
 Integer and decimal division and modulus with Trino's result types (and IEEE results for floating point
-division by zero), decimal precision kept the way Trino keeps it, overflow inside TRY, rounding half away
-from zero, floor/ceil/sign/ln, and the decimal results of ``sum``/``avg``. Registered in
+division by zero), decimal precision kept the way Trino keeps it, overflow inside TRY, date arithmetic (an
+extension: days added to or between dates, within DATE's range), rounding half away from zero, floor/ceil/sign/ln, and the decimal results of ``sum``/``avg``. Registered in
 ``HANDLERS`` (see ``_spark_rewrite``).
 """
 
@@ -12,6 +12,8 @@ from typing import Any
 
 from sqlglot import exp
 
+from mergekit.errors import ErrorCode
+
 from ._spark_build import (
     _DOUBLE_INF,
     _DOUBLE_NAN,
@@ -19,10 +21,12 @@ from ._spark_build import (
     _atom,
     _case,
     _cast,
+    _checked,
     _dup,
     _failed,
     _fn,
     _func_name,
+    _is_null,
     _lit,
 )
 from ._spark_rewrite import _Handler, _need, _Out, _registrar, _Rewriter
@@ -31,6 +35,9 @@ from ._spark_types import (
     _MAX_PRECISION,
     _T,
     BIGINT,
+    DATE,
+    DATE_DAYS,
+    DATE_OVERFLOW_PREFIX,
     DOUBLE,
     REAL,
     UNKNOWN,
@@ -38,6 +45,7 @@ from ._spark_types import (
     _decimal,
     _not_supported,
     _spark_type,
+    date_arithmetic_type,
 )
 
 HANDLERS: dict[type, _Handler] = {}
@@ -144,6 +152,8 @@ def _mod(rw: _Rewriter, node: exp.Mod, types: dict[str, Any], t: _T, safe: bool)
 @_handles(exp.Add, exp.Sub, exp.Mul)
 def _add_sub_mul(rw: _Rewriter, node: exp.Binary, types: dict[str, Any], t: _T, safe: bool) -> _Out:
     a, b = node.this, node.expression
+    if date_arithmetic_type(type(node), types["this"], types["expression"]) is not None:
+        return _date_arithmetic(node, types["this"] == DATE, types["expression"] == DATE, safe)
     if t.decimal:
         a, b = _fit_decimal_operands(type(node), a, b, types["this"], types["expression"], safe)
         node.set("this", a)
@@ -153,6 +163,41 @@ def _add_sub_mul(rw: _Rewriter, node: exp.Binary, types: dict[str, Any], t: _T, 
     name = {exp.Add: "TRY_ADD", exp.Sub: "TRY_SUBTRACT", exp.Mul: "TRY_MULTIPLY"}[type(node)]
     value = _fn(name, a, b)
     return value, _failed(value, a, b)
+
+
+def _date_arithmetic(node: exp.Binary, a_date: bool, b_date: bool, safe: bool) -> _Out:
+    """Date arithmetic (an extension, ``date_arithmetic_type``): ``date - date`` is Spark's DATEDIFF; ``date ± n``
+    adds days, and a result outside DATE's range (``DATE_DAYS``) fails with NUMERIC_VALUE_OUT_OF_RANGE where
+    Spark's DATE_ADD would silently wrap around. The range is tested on ``n`` against the bounds less the date's
+    day number, so nothing overflows on the way; the value's TRY_CAST cannot fail where Spark's constant folding
+    computes it for constants out of range."""
+    if a_date and b_date:
+        return _fn("DATEDIFF", node.this, node.expression), None
+    date, n = (node.expression, node.this) if b_date else (node.this, node.expression)
+    subtract = isinstance(node, exp.Sub)
+    day = _fn("UNIX_DATE", _dup(date))
+    low, high = (_lit(DATE_DAYS[0]), _lit(DATE_DAYS[1]))
+    # date + n in range: low - day <= n <= high - day; date - n in range: day - high <= n <= day - low
+    first, last = ((day, high), (day.copy(), low)) if subtract else ((low, day), (high, day.copy()))
+    count = _cast(_dup(n), "BIGINT")
+    out_of_range = exp.or_(
+        exp.LT(this=count, expression=exp.Paren(this=exp.Sub(this=first[0], expression=first[1]))),
+        exp.GT(this=count.copy(), expression=exp.Paren(this=exp.Sub(this=last[0], expression=last[1]))),
+        copy=False,
+    )
+    # in range, n fits an INT; TRY_CAST (unlike TRY_ADD) still raises what computing n itself raises
+    value = _fn("DATE_SUB" if subtract else "DATE_ADD", _dup(date), _cast(_dup(n), "INT", safe=True))
+    if b_date:  # n + date: like any Spark operator, a NULL left operand is NULL without computing the right one
+        value = _case([(_is_null(n), exp.Null())], value)
+    message = _fn(
+        "CONCAT",
+        _lit(DATE_OVERFLOW_PREFIX),
+        _cast(_dup(date), "STRING"),
+        _lit(" - " if subtract else " + "),
+        _cast(_dup(n), "STRING"),
+    )
+    checks = [(out_of_range, ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE, message)]
+    return _checked(value, [node.this, node.expression], checks, safe)  # operands tested in the written order
 
 
 def _fit_decimal_operands(

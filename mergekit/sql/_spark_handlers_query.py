@@ -1,9 +1,10 @@
 """Rewrite handlers for predicates and query structure, and the constructs refused outright.
 
-Quantified comparisons with a subquery (``= ANY``, ``<> ALL``), ``FETCH FIRST``, tables (time travel must be
-resolved before), window frames, ``WITH``, ``UNNEST``; and LATERAL, PIVOT, subscripts, MATCH_RECOGNIZE,
-array_agg, listagg, AT TIME ZONE and json_value, which raise NOT_SUPPORTED. Registered in ``HANDLERS`` (see
-``_spark_rewrite``).
+Quantified comparisons with a subquery (``= ANY``, ``<> ALL``), comparisons of ``CHAR(n)`` values (Trino pads the
+shorter side with spaces: trailing spaces never count, see :func:`_char_comparison`), ``FETCH FIRST``, tables (time
+travel must be resolved before), window frames, ``WITH``, ``UNNEST``; and LATERAL, PIVOT, subscripts,
+MATCH_RECOGNIZE, array_agg, listagg, AT TIME ZONE and json_value, which raise NOT_SUPPORTED. Registered in
+``HANDLERS`` (see ``_spark_rewrite``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from ._spark_build import _lit
+from ._spark_build import _dup, _fn, _lit
 from ._spark_rewrite import _Handler, _Out, _registrar, _Rewriter
 from ._spark_types import _T, _norm, _not_supported
 
@@ -20,10 +21,12 @@ HANDLERS: dict[type, _Handler] = {}
 _handles = _registrar(HANDLERS)
 
 
-@_handles(exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
+@_handles(exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
 def _compare(rw: _Rewriter, node: exp.Binary, types: dict[str, Any], t: _T, safe: bool) -> _Out:
     right = node.expression
     if isinstance(right, (exp.Any, exp.All)):
+        if _is_char(types["this"]):
+            raise _not_supported("a quantified comparison (ANY, ALL) of a CHAR(n) value is not supported")
         query = right.this
         subquery = query if isinstance(query, exp.Subquery) else exp.Subquery(this=query)
         if isinstance(right, exp.Any) and isinstance(node, exp.EQ):
@@ -31,7 +34,59 @@ def _compare(rw: _Rewriter, node: exp.Binary, types: dict[str, Any], t: _T, safe
         if isinstance(right, exp.All) and isinstance(node, exp.NEQ):
             return exp.not_(exp.In(this=node.this, query=subquery), copy=False), None
         raise _not_supported(f"quantified comparison {node.key.upper()} {right.key.upper()} (subquery)")
+    if _is_char(types["this"]) or _is_char(types["expression"]):
+        return _char_comparison(type(node), node.this, node.expression), None
     return node, None
+
+
+def _is_char(t: Any) -> bool:
+    return isinstance(t, _T) and t.name == "char"
+
+
+def _char_comparison(op: type[exp.Expr], a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    """``a op b`` where one side is a ``CHAR(n)`` value: Trino compares the two padded with spaces to the same
+    length, so trailing spaces never count. Equality is that of the values without trailing spaces (Spark's
+    ``RTRIM`` removes spaces only), which keeps a join on it an equi-join; an order pads both to the longer one."""
+    if op in (exp.EQ, exp.NEQ, exp.NullSafeEQ, exp.NullSafeNEQ):
+        return op(this=_fn("RTRIM", a), expression=_fn("RTRIM", b))
+    width = _fn("GREATEST", exp.Length(this=_dup(a)), exp.Length(this=_dup(b)))
+    return op(this=_fn("RPAD", a, width, _lit(" ")), expression=_fn("RPAD", b, width.copy(), _lit(" ")))
+
+
+@_handles(exp.In)
+def _in(rw: _Rewriter, node: exp.In, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    """``IN`` a list with a ``CHAR(n)`` value on either side: each equality without trailing spaces."""
+    items = list(node.expressions)
+    item_types = types.get("expressions") or []
+    if not (_is_char(types["this"]) or any(_is_char(i) for i in item_types)):
+        return node, None
+    if node.args.get("query") is not None or node.args.get("unnest") is not None or not items:
+        raise _not_supported("IN (subquery) of a CHAR(n) value is not supported (Trino pads CHAR values)")
+    node.set("this", _fn("RTRIM", node.this))
+    node.set("expressions", [_fn("RTRIM", i) for i in items])
+    return node, None
+
+
+@_handles(exp.Case)
+def _simple_case(rw: _Rewriter, node: exp.Case, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    """``CASE x WHEN v THEN ...`` of a ``CHAR(n)`` operand: each WHEN an equality without trailing spaces."""
+    operand = node.args.get("this")
+    if operand is None or not _is_char(types.get("this")):
+        return node, None
+    node.set("this", _fn("RTRIM", operand))
+    for when in node.args.get("ifs") or []:
+        when.set("this", _fn("RTRIM", when.this))
+    return node, None
+
+
+@_handles(exp.Between)
+def _between(rw: _Rewriter, node: exp.Between, types: dict[str, Any], t: _T, safe: bool) -> _Out:
+    if not any(_is_char(types.get(k)) for k in ("this", "low", "high")):
+        return node, None
+    x = node.this
+    low = _char_comparison(exp.GTE, _dup(x), node.args["low"])
+    high = _char_comparison(exp.LTE, _dup(x), node.args["high"])
+    return exp.Paren(this=exp.and_(low, high, copy=False)), None
 
 
 @_handles(exp.Fetch)

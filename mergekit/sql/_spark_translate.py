@@ -22,7 +22,9 @@ time (``split_part(s, ',', 0)``) raises Trino's coded error through Spark's ``ra
 Known deviations, kept because the alternative is refusing common SQL:
 
 - ``timestamp with time zone`` values are UTC instants on Spark; a value's original zone is not kept
-  (``CAST(tz AS varchar)`` prints ``... UTC``). ``CHAR(n)`` values are padded strings (STRING).
+  (``CAST(tz AS varchar)`` prints ``... UTC``). ``CHAR(n)`` values are padded strings (STRING); comparisons with
+  one ignore trailing spaces (``_spark_handlers_query``), but COALESCE, CASE results and UNION do not pad a VARCHAR
+  to CHAR as Trino does.
 - ``DECIMAL '1.5'`` and ``CAST('1.5' AS DECIMAL)`` parse to the same sqlglot tree; both are read as the
   typed literal (Trino would give 2 for the cast, whose type is decimal(38,0)).
 - decimal division and ``avg(decimal)`` round Spark's wider quotient to Trino's scale; when Spark had

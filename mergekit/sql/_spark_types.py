@@ -373,10 +373,40 @@ def _common(types: Iterable[_T]) -> _T:
     return result
 
 
+#: The range of a date computed by date arithmetic, in days since 1970-01-01: 0001-01-01 to 9999-12-31 (ISO SQL's
+#: DATE, Spark's documented one and Python's). A result outside it fails rather than wrap around.
+DATE_DAYS = (-719162, 2932896)
+#: How ``date_overflow_message`` begins (the Spark translation builds the rest in SQL).
+DATE_OVERFLOW_PREFIX = "Date out of range: "
+
+
+def date_overflow_message(date: str, op: str, days: int) -> str:
+    """The message of a date computation outside :data:`DATE_DAYS`: ``date`` as Spark prints it, ``op`` ``+``
+    or ``-``, ``days`` the integer operand (``Date out of range: 9999-12-31 + 1``)."""
+    return f"{DATE_OVERFLOW_PREFIX}{date} {op} {days}"
+
+
+def date_arithmetic_type(op: type[exp.Expr], a: _T, b: _T) -> _T | None:
+    """mergekit's extension to Trino (PostgreSQL's, Spark's, DuckDB's and MySQL's operators): ``date + integer``,
+    ``integer + date`` and ``date - integer`` are dates (the integer counts days), ``date - date`` is the INTEGER
+    number of days from the second to the first. Trino refuses all four, so no Trino statement changes meaning.
+    None for any other operands."""
+    if op is exp.Add and ((a == DATE and b.integral) or (a.integral and b == DATE)):
+        return DATE
+    if op is exp.Sub and a == DATE and b.integral:
+        return DATE
+    if op is exp.Sub and a == DATE and b == DATE:
+        return INTEGER
+    return None
+
+
 def _arith_type(op: type[exp.Expr], a: _T, b: _T) -> _T:
-    """Result type of ``a op b`` for + - * / % under Trino's rules."""
+    """Result type of ``a op b`` for + - * / % under Trino's rules (and date arithmetic, an extension)."""
     if a == UNKNOWN and b == UNKNOWN:
         return UNKNOWN
+    days = date_arithmetic_type(op, a, b)
+    if days is not None:
+        return days
     if a == UNKNOWN:
         a = b if b.numeric else a
     if b == UNKNOWN:
@@ -517,7 +547,7 @@ def _type_mismatch(message: str) -> MergekitError:
 def check_operand_types(node: exp.Expr, types: dict[str, object]) -> None:
     """TYPE_MISMATCH, in Trino's words, for operands Trino's analyzer refuses but Spark would coerce (so the
     statement would run with other semantics): a string compared with or added to a number, a date or timestamp
-    plus a number, a string function of a number or date."""
+    plus a number (but for date arithmetic, ``date_arithmetic_type``), a string function of a number or date."""
     a, b = types.get("this"), types.get("expression")
     known_a = isinstance(a, _T) and a.known and a.name != "unknown"
     known_b = isinstance(b, _T) and b.known and b.name != "unknown"
@@ -544,6 +574,7 @@ def check_operand_types(node: exp.Expr, types: dict[str, object]) -> None:
             (a.numeric or a.string or a.temporal)
             and (b.numeric or b.string or b.temporal)
             and not (a.numeric and b.numeric)
+            and date_arithmetic_type(type(node), a, b) is None
         ):
             raise _type_mismatch(f"Cannot apply operator: {a} {op} {b}")
     name = _STRING_FUNCTIONS.get(type(node))

@@ -598,7 +598,7 @@ class Generator:
             ("where_not_boolean_update", "UPDATE emp SET name = 'x' WHERE name", tm),
             ("decimal_plus_date", "UPDATE emp SET salary = salary + hired", tm),
             ("varchar_plus_int", "UPDATE emp SET name = name + 1", tm),
-            ("date_plus_int", "DELETE FROM emp WHERE hired + 1 > hired", tm),
+            ("date_plus_date", "DELETE FROM emp WHERE hired + hired > hired", tm),  # date + integer is an extension
             (
                 "merge_on_varchar_eq_tinyint",
                 "MERGE INTO emp t USING dept s ON t.name = s.id WHEN MATCHED THEN DELETE",

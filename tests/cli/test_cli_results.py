@@ -94,6 +94,19 @@ def test_result_rows_iteration_pandas_and_streamed_results(spark):
     assert streamed.to_arrow().equals(res.to_arrow())
     assert streamed.to_pandas().equals(frame)
     assert engine.execute("SELECT * FROM t WHERE id > 5", stream=True).to_arrow().schema == res.to_arrow().schema
+    # a streamed read plans its file partitions small (4 MB) and leaves the embedder's session setting as it was
+    key = "spark.sql.files.maxPartitionBytes"
+    before = spark.conf.get(key, None)
+    try:
+        for setting in (None, "1m", "256m"):
+            if setting is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, setting)
+            assert list(engine.execute(query, stream=True)) == res.rows()
+            assert spark.conf.get(key, None) == setting
+    finally:
+        spark.conf.unset(key) if before is None else spark.conf.set(key, before)
 
     # DML results keep their shape
     update = engine.execute("UPDATE t SET amount = 0 WHERE id = 3")

@@ -12,6 +12,8 @@ it wrote a statement that fails for a reason it did not mean to provoke.
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -26,6 +28,7 @@ SQLSTATE_CODES: dict[str, frozenset[str]] = {
     "23505": frozenset({"CONSTRAINT_VIOLATION"}),  # unique_violation (the PRIMARY KEY)
     "23514": frozenset({"CONSTRAINT_VIOLATION"}),  # check_violation
     "22003": frozenset({"NUMERIC_VALUE_OUT_OF_RANGE"}),  # numeric_value_out_of_range
+    "22008": frozenset({"NUMERIC_VALUE_OUT_OF_RANGE"}),  # datetime_field_overflow: date + integer out of range
     "22012": frozenset({"DIVISION_BY_ZERO"}),  # division_by_zero
     "22P02": frozenset({"INVALID_CAST_ARGUMENT"}),  # invalid_text_representation: CAST('x' AS INTEGER)
     "42804": frozenset({"TYPE_MISMATCH"}),  # datatype_mismatch: text assigned to a number column
@@ -43,6 +46,7 @@ SQLSTATE_HAZARDS: dict[str, frozenset[str]] = {
     "23505": frozenset({"unique"}),
     "23514": frozenset({"check"}),
     "22003": frozenset({"overflow", "cast"}),
+    "22008": frozenset({"overflow"}),
     "22012": frozenset({"div0"}),
     "22P02": frozenset({"cast"}),
     "42804": frozenset({"type_error"}),
@@ -161,6 +165,25 @@ def _null_left_operand(st: Statement, pg: Outcome, mk: Outcome) -> bool:
     return "null_left_operand" in st.tags and mk.ok and pg.error in ("22003", "22012", "22P02", "21000/subquery")
 
 
+_DATE_OVERFLOW = re.compile(r"Date out of range: (\d{4})-(\d\d)-(\d\d) ([+-]) (-?\d+)$")
+# PostgreSQL's DATE range in days since 1970-01-01: 4714-11-24 BC (Julian day 0) to 5874897-12-31
+_PG_DATE_DAYS = (-2440588, 2147483494 - 2440588 - 1)
+
+
+def _date_range(st: Statement, pg: Outcome, mk: Outcome) -> bool:
+    """mergekit's date out of range (its message names the date and the day count) is a date PostgreSQL has."""
+    if "date_arith" not in st.tags or not pg.ok or mk.error != "NUMERIC_VALUE_OUT_OF_RANGE":
+        return False
+    found = _DATE_OVERFLOW.search(mk.message)
+    if found is None:
+        return False
+    year, month, day, op, n = found.groups()
+    days = (dt.date(int(year), int(month), int(day)) - dt.date(1970, 1, 1)).days + int(n) * (1 if op == "+" else -1)
+    return not (dt.date.min.toordinal() - 719163 <= days <= dt.date.max.toordinal() - 719163) and (
+        _PG_DATE_DAYS[0] <= days <= _PG_DATE_DAYS[1]
+    )
+
+
 def _source_computed_first(st: Statement, pg: Outcome, mk: Outcome) -> bool:
     return "computed_source" in st.tags and pg.ok and mk.error == "NUMERIC_VALUE_OUT_OF_RANGE"
 
@@ -224,6 +247,14 @@ DELIBERATE: list[Deliberate] = [
         "into the WHEN clauses that read s.x, so a row no clause reads it for never computes it and its overflow "
         "is never raised; mergekit, as Trino, computes the source's rows first and fails.",
         _source_computed_first,
+    ),
+    Deliberate(
+        "date_range",
+        "Date arithmetic whose result is past 9999-12-31 or before 0001-01-01: mergekit's DATE ends there and the "
+        "statement fails with NUMERIC_VALUE_OUT_OF_RANGE; PostgreSQL's DATE reaches from 4714 BC to 5874897 AD, so "
+        "it computes (and stores) the date. The judge checks that mergekit's message names a date and day count "
+        "whose result lies outside mergekit's range and inside PostgreSQL's.",
+        _date_range,
     ),
     Deliberate(
         "error_precedence",

@@ -23,17 +23,22 @@ treat differently on purpose (compare.DELIBERATE) and the optional features used
 Optional features (:data:`FEATURES`), off unless asked for: ``do_nothing`` (``WHEN ... THEN DO NOTHING``),
 ``defaults`` (column ``DEFAULT``s, omitted INSERT columns, ``DEFAULT VALUES``, ``DEFAULT`` in VALUES and SET),
 ``multi_set`` (``SET (a, b) = (x, y)`` in UPDATE and MERGE), ``check`` (CHECK constraints in CREATE TABLE and
-``ALTER TABLE ... ADD CONSTRAINT``). With a feature off the generator writes none of it.
+``ALTER TABLE ... ADD CONSTRAINT``), ``dates`` (DATE target columns, date literals and date arithmetic: ``d + n``,
+``n + d``, ``d - n``, ``d1 - d2`` and comparisons of the results; tests/differential/dates.py). With a feature off the
+generator writes none of it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-FEATURES = ("do_nothing", "defaults", "multi_set", "check")
+from tests.differential import dates
+
+FEATURES = ("do_nothing", "defaults", "multi_set", "check", "dates")
 
 # Error classes a statement may be built to raise (the values of compare.SQLSTATE_HAZARDS).
 HAZARDS = (
@@ -68,13 +73,15 @@ def lit(value: object) -> str:
         return "NULL"
     if isinstance(value, str):
         return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, dt.date):
+        return dates.date_literal(value)
     return str(value)
 
 
 @dataclass(frozen=True)
 class Column:
     name: str
-    type: str  # INTEGER, BIGINT or VARCHAR
+    type: str  # INTEGER, BIGINT, VARCHAR or DATE (feature ``dates``)
     not_null: bool = False
     default: str | None = None  # an SQL expression (feature ``defaults``)
     check: str | None = None  # a column CHECK condition (feature ``check``)
@@ -173,6 +180,7 @@ class Exprs:
         self.ints = [r for r in refs if r.type in ("INTEGER", "BIGINT")]
         self.raising = 0  # constructs generated so far that can raise an error (overflow, division, cast, subquery)
         self.strs = [r for r in refs if r.type == "VARCHAR"]
+        self.dates = [r for r in refs if r.type == "DATE"]
 
     # -- integers: (sql, type, constant) --
 
@@ -210,8 +218,8 @@ class Exprs:
                 return "NULL", "INTEGER", True
             return self.int_literal()
         kind = rng.choices(
-            ["arith", "div", "coalesce", "case", "abs", "cast_str", "cast_int", "nullif", "length", "subquery"],
-            [6, 2, 2, 2, 1, 0.5, 1, 1, 1, 2 if self.subqueries else 0],
+            ["arith", "div", "coalesce", "case", "abs", "cast_str", "cast_int", "nullif", "length", "subquery", "days"],
+            [6, 2, 2, 2, 1, 0.5, 1, 1, 1, 2 if self.subqueries else 0, 1.5 if self.dates else 0],
         )[0]
         if kind == "arith":
             a, ta, ca = self.int_(depth - 1)
@@ -285,7 +293,12 @@ class Exprs:
             # PostgreSQL's length() is INTEGER, Trino's BIGINT: the cast makes arithmetic on it the same
             s, cs = self.str_(depth - 1)
             return f"CAST(LENGTH({s}) AS INTEGER)", "INTEGER", cs
+        if kind == "days":
+            return dates.date_difference(self, depth)
         return self.scalar_subquery()
+
+    def date_(self, depth: int = 2) -> tuple[str, bool]:
+        return dates.date_(self, depth)
 
     def scalar_subquery(self) -> tuple[str, str, bool]:
         rng = self.rng
@@ -386,6 +399,8 @@ class Exprs:
 
     def comparison(self, depth: int) -> str:
         op = self.rng.choice(["=", "<>", "<", "<=", ">", ">="])
+        if self.dates and self.rng.random() < 0.35:
+            return dates.date_comparison(self, depth, op)
         if self.strs and self.rng.random() < 0.3:
             return f"{self.str_(depth)[0]} {op} {self.str_(depth)[0]}"
         a, _, ca = self.int_(depth)
@@ -419,6 +434,8 @@ class Exprs:
     def value(self, typ: str, depth: int = 2) -> str:
         if typ == "VARCHAR":
             return self.str_(depth)[0]
+        if typ == "DATE":
+            return self.date_(depth)[0]
         sql, t, const = self.int_(depth)
         if typ == "INTEGER" and t == "BIGINT":
             if const:  # PostgreSQL would convert it while planning: a constant BIGINT stays out of INTEGER columns
@@ -436,6 +453,10 @@ def _coalesce_constant(a: str, ca: bool, cb: bool) -> bool:
 def _typed(sql: str) -> str:
     """A bare NULL typed INTEGER: PostgreSQL types CASE WHEN ... THEN NULL END, COALESCE(NULL, NULL) as text."""
     return "CAST(NULL AS INTEGER)" if sql == "NULL" else sql
+
+
+def _is_int(typ: str) -> bool:
+    return typ in ("INTEGER", "BIGINT")
 
 
 def _wider(a: str, b: str) -> str:
@@ -513,18 +534,19 @@ class Generator:
         key_type = "INTEGER" if rng.random() < 0.8 else "BIGINT"
         key_default = lit(rng.randint(0, 12)) if defaults and rng.random() < 0.15 else None
         cols = [Column("k", key_type, not_null=True, default=key_default)]
+        types = ["INTEGER", "INTEGER", "BIGINT", "VARCHAR"] + (["DATE", "DATE"] if "dates" in self.features else [])
         for name in ["a", "b", "c", "d"][: rng.randint(1, 4)]:
-            typ = rng.choice(["INTEGER", "INTEGER", "BIGINT", "VARCHAR"])
+            typ = rng.choice(types)
             default = None
             if defaults and rng.random() < 0.4:
                 default = self._default_expr(rng, typ)
             check = None
-            if checks and typ != "VARCHAR" and rng.random() < 0.25:
+            if checks and _is_int(typ) and rng.random() < 0.25:
                 check = f"{name} {rng.choice(['>=', '<>', '<'])} {rng.choice([-3, 0, 3, 10])}"
             cols.append(Column(name, typ, not_null=rng.random() < 0.15, default=default, check=check))
         table_checks: list[tuple[str, str]] = []
         if checks and rng.random() < 0.35:
-            ints = [c.name for c in cols if c.type != "VARCHAR"]
+            ints = [c.name for c in cols if _is_int(c.type)]
             strs = [c.name for c in cols if c.type == "VARCHAR"]
             if len(ints) >= 2 and rng.random() < 0.6:
                 table_checks.append(("ck_pair", f"{ints[0]} <> {ints[1]} OR {ints[1]} IS NULL"))
@@ -536,6 +558,8 @@ class Generator:
         return Table("tgt", tuple(cols), key, tuple(table_checks))
 
     def _default_expr(self, rng: random.Random, typ: str) -> str:
+        if typ == "DATE":
+            return dates.default_date(rng)
         if typ == "VARCHAR":
             return rng.choice(["'n/a'", "''", "'d' || 'x'"])
         return rng.choice(["-1", "0", "42", "(2 * 3)", "2147483647"])
@@ -549,6 +573,8 @@ class Generator:
                 nulls = 0.0 if col.not_null else 0.25
                 if col.type == "VARCHAR":
                     v: object = self._str_value(rng, nulls)
+                elif col.type == "DATE":
+                    v = None if rng.random() < nulls else dates.random_date(rng)
                 else:
                     v = self._int_value(rng, col.type, nulls)
                 row.append(v)
@@ -571,7 +597,7 @@ class Generator:
                 return False
         for name, _ in target.checks:
             if name == "ck_pair":
-                ints = [c.name for c in target.columns if c.type != "VARCHAR"]
+                ints = [c.name for c in target.columns if _is_int(c.type)]
                 if values[ints[1]] is not None and values[ints[0]] == values[ints[1]]:
                     return False
             if name == "ck_text":
@@ -653,7 +679,7 @@ class _Writer:
     def planted_value(self, col: Column, ex: Exprs, *, constant: bool) -> str | None:
         """The planted type mistake, if one is pending and fits ``col`` (``constant``: literals only)."""
         rng = self.rng
-        number = col.type != "VARCHAR"
+        number = _is_int(col.type)
         if self.plant == "set_text_to_number" and number:
             self.acc.hazards.add("type_error")
             value = "'ab' || ''"  # text, not an untyped literal: PostgreSQL rejects it too
@@ -661,7 +687,7 @@ class _Writer:
                 value = rng.choice([ex.str_(1)[0], f"LOWER({rng.choice(ex.strs).sql})"])
                 if not any(r.sql in value for r in ex.strs):
                     value = f"LOWER({rng.choice(ex.strs).sql})"
-        elif self.plant == "set_number_to_text" and not number:
+        elif self.plant == "set_number_to_text" and col.type == "VARCHAR":
             self.acc.tags.add("assign_number_to_text")
             value = str(rng.randint(-5, 20)) if constant else ex.int_(1)[0]
         elif self.plant == "constant_error" and number:
@@ -694,7 +720,8 @@ class _Writer:
             return self.default_value(col)
         value = ex.value(col.type)
         if col.not_null and self.rng.random() < 0.7:  # most of the time, keep NOT NULL columns satisfied
-            value = f"COALESCE({value}, {lit(self.rng.choice(STRINGS)) if col.type == 'VARCHAR' else 0})"
+            fallback = {"VARCHAR": lit(self.rng.choice(STRINGS)), "DATE": "DATE '2000-01-01'"}.get(col.type, "0")
+            value = f"COALESCE({value}, {fallback})"
         return value
 
     def literal_value(self, col: Column) -> str:
@@ -708,6 +735,9 @@ class _Writer:
             return "NULL"
         if col.type == "VARCHAR":
             return lit(self.rng.choice(STRINGS))
+        if col.type == "DATE":
+            self.acc.tags.add("dates")
+            return lit(dates.random_date(self.rng))
         return str(Generator._int_value(self.rng, col.type, 0.0))
 
     def condition(self, ex: Exprs, depth: int = 2) -> str:
@@ -920,7 +950,7 @@ class _Writer:
             source = f"({text}) AS s"
         s_refs = [Ref(f"s.{n}", t) for n, t in SOURCE_COLUMNS]
         t_refs = self.target_refs(tq)
-        ints = [c.name for c in self.target.columns if c.type != "VARCHAR" and c.name != "k"]
+        ints = [c.name for c in self.target.columns if _is_int(c.type) and c.name != "k"]
         r = rng.random()
         if r < 0.65:
             on = f"{tq}.k = s.k"
@@ -1008,7 +1038,7 @@ class _Writer:
         self.ctx.constraints_added += 1
         self.acc.hazards.add("check")
         name = f"ck_added{self.ctx.constraints_added}"
-        cols = [c for c in self.target.columns if c.type != "VARCHAR"]
+        cols = [c for c in self.target.columns if _is_int(c.type)]
         col = rng.choice(cols)
         cond = f"{col.name} {rng.choice(['>=', '<>', '<', '>'])} {rng.choice([-3, 0, 2, 9, 1000])}"
         if rng.random() < 0.3:

@@ -37,8 +37,8 @@ from tests.pg_server import pg_server  # noqa: F401 - the module's throwaway Pos
 pytestmark = pytest.mark.spark
 
 # Optional generator features the comparison runs with: each one is turned on here once mergekit implements it.
-# All four are on: mergekit implements each of them.
-FEATURES_ON: frozenset[str] = frozenset({"do_nothing", "multi_set", "check", "defaults"})
+# All five are on: mergekit implements each of them.
+FEATURES_ON: frozenset[str] = frozenset({"do_nothing", "multi_set", "check", "defaults", "dates"})
 
 N = int(os.environ.get("MERGEKIT_FUZZ_N") or "80")
 SEED = int(os.environ.get("MERGEKIT_FUZZ_SEED") or "16")
@@ -185,3 +185,14 @@ def test_judge_flags_what_differs():
         == "agree"
     )
     assert judge(st(frozenset({"dup_match"})), merge_twice, Outcome(error="SUBQUERY_MULTIPLE_ROWS"))[0] == "disagree"
+    # a date past 9999 is PostgreSQL's only when its range holds it (and the statement has date arithmetic)
+    dates = st(frozenset({"overflow"}), frozenset({"date_arith"}))
+    past = Outcome(
+        error="NUMERIC_VALUE_OUT_OF_RANGE",
+        message="[NUMERIC_VALUE_OUT_OF_RANGE] Date out of range: 2020-01-31 + 1000000000",
+    )
+    assert judge(dates, ok, past) == ("deliberate", "date_range")
+    assert judge(st(frozenset({"overflow"})), ok, past)[0] == "disagree"
+    beyond = Outcome(error="NUMERIC_VALUE_OUT_OF_RANGE", message="Date out of range: 2020-01-31 + 2147483647")
+    assert judge(dates, ok, beyond)[0] == "disagree"  # PostgreSQL fails there too
+    assert judge(dates, Outcome(error="22008"), beyond) == ("agree", "")

@@ -245,3 +245,43 @@ def test_update_that_moves_a_key_by_lookup(spark, tmp_path, monkeypatch) -> None
     _, rows = pair.merge("MERGE INTO t USING moves s ON t.id = s.id WHEN MATCHED THEN UPDATE SET id = s.new_id")
     ids = {r[0] for r in rows}
     assert len(rows) == 100 and 1000 in ids and 0 not in ids and 1090 in ids and 1 in ids
+
+
+def test_lookup_merge_computes_date_arithmetic(spark, tmp_path, monkeypatch) -> None:
+    """Date arithmetic (an extension to Trino) runs in Arrow on the lookup path with the Spark plan's results. A date
+    out of range fails with the Spark plan's error and changes nothing; a condition that would overflow on a row an
+    earlier case took is not evaluated on it, as in Spark's CASE."""
+    pair = _Pair(spark, tmp_path, monkeypatch, rows_per_file=50)
+    pair.setup(
+        "CREATE TABLE t (id BIGINT NOT NULL, d DATE, n INTEGER, PRIMARY KEY (id))",
+        "INSERT INTO t SELECT id, DATE '2024-01-01' + CAST(id AS INTEGER), NULL FROM UNNEST(sequence(0, 199)) AS x(id)",
+    )
+    day = datetime.date(2025, 1, 1)
+    rows = [(i, i % 5 - 2, day if i % 2 else None) for i in range(0, 240, 3)] + [(7, 2_000_000_000, day)]
+    pair.source("src", rows, "id BIGINT, days INT, d DATE")
+    _, after = pair.merge(
+        "MERGE INTO t USING src s ON t.id = s.id "
+        "WHEN MATCHED AND s.days > 1000 THEN DELETE "
+        "WHEN MATCHED AND t.d + s.days > DATE '2024-01-31' THEN UPDATE SET d = t.d - s.days, n = s.d - t.d "
+        "WHEN NOT MATCHED THEN INSERT (id, d) VALUES (s.id, s.days + s.d)"
+    )
+    expected = {i: (datetime.date(2024, 1, 1) + datetime.timedelta(days=i), None) for i in range(200)}
+    for i, days, d in rows:
+        if i not in expected:
+            expected[i] = (d + datetime.timedelta(days=days) if d else None, None)
+        elif days > 1000:
+            del expected[i]
+        elif expected[i][0] + datetime.timedelta(days=days) > datetime.date(2024, 1, 31):
+            old = expected[i][0]
+            expected[i] = (old - datetime.timedelta(days=days), (d - old).days if d else None)
+    assert after == sorted((i, *v) for i, v in expected.items())
+    pair.source(
+        "bad", [(i, 2_000_000_000 if i == 8 else 1, day) for i in range(0, 20, 4)], "id BIGINT, days INT, d DATE"
+    )
+    before = pair.rows(pair.lookup)
+    statement = "MERGE INTO t USING bad s ON t.id = s.id WHEN MATCHED THEN UPDATE SET d = t.d + s.days"
+    for engine, threshold in ((pair.lookup, LOOKUP), (pair.reference, SPARK_PLAN)):
+        with pytest.raises(MergekitError) as info:
+            pair.run(engine, statement, threshold)
+        assert str(info.value) == "[NUMERIC_VALUE_OUT_OF_RANGE] Date out of range: 2024-01-09 + 2000000000"
+        assert pair.rows(engine) == before

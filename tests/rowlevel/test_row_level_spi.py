@@ -121,6 +121,43 @@ def test_not_null_and_check_match_the_merge_path(spark: Any, connector: RowLevel
     assert outcomes[2][0] == 3
 
 
+DATE_STATEMENTS = [
+    "UPDATE d SET day = day + 1",
+    "UPDATE d SET day = n + day, n = day - DATE '2020-01-01' WHERE day - n > DATE '2020-01-01'",
+    "UPDATE d SET day = day - n WHERE n < 0 OR day + n > DATE '2025-01-01'",
+    "DELETE FROM d WHERE day - 31 < DATE '2020-01-01'",
+    "DELETE FROM d WHERE n > 100 OR day + n < DATE '2000-01-01'",  # OR short-circuits: no overflow
+    "UPDATE d SET day = day + n",  # out of range for id 3
+    "UPDATE d SET day = day - 800000 WHERE id = 1",
+]
+
+
+def test_date_arithmetic_matches_the_merge_path(spark: Any, connector: RowLevelConnector) -> None:
+    """Date arithmetic (an extension to Trino) in the Arrow evaluator of the row-level SPI: the merge path's rows,
+    and its errors for a date out of DATE's range, nothing changed."""
+    outcomes: dict[str, list[tuple[Any, ...]]] = {}
+    for name, catalog in (("rowlevel", connector), ("merge", {"connector": "memory"})):
+        engine = Engine(spark=spark, catalogs={"lake": catalog})
+        outcomes[name] = []
+        for statement in DATE_STATEMENTS:
+            engine.execute("DROP TABLE IF EXISTS d")
+            engine.execute("CREATE TABLE d (id INTEGER, day DATE, n BIGINT)")
+            engine.execute(
+                "INSERT INTO d VALUES (1, DATE '2020-01-31', 1), (2, DATE '2024-12-31', -3), "
+                "(3, DATE '9999-12-01', 3000000000), (4, NULL, 5), (5, DATE '2021-06-01', NULL)"
+            )
+            outcomes[name].append(_outcome_of(engine, statement, "SELECT * FROM d"))
+        engine.close()
+    assert outcomes["rowlevel"] == outcomes["merge"]
+    errors = [o[1] for o in outcomes["rowlevel"] if o[0] == "error"]
+    assert errors == [
+        "[NUMERIC_VALUE_OUT_OF_RANGE] Date out of range: 9999-12-01 - 3000000000",  # in the WHERE clause
+        "[NUMERIC_VALUE_OUT_OF_RANGE] Date out of range: 9999-12-01 + 3000000000",  # where n < 0 does not decide
+        "[NUMERIC_VALUE_OUT_OF_RANGE] Date out of range: 9999-12-01 + 3000000000",
+        "[NUMERIC_VALUE_OUT_OF_RANGE] Date out of range: 2020-01-31 - 800000",
+    ]
+
+
 def _outcome_of(engine: Engine, statement: str, check: str) -> tuple[Any, ...]:
     try:
         count = engine.execute(statement).row_count
