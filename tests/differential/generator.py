@@ -24,8 +24,10 @@ Optional features (:data:`FEATURES`), off unless asked for: ``do_nothing`` (``WH
 ``defaults`` (column ``DEFAULT``s, omitted INSERT columns, ``DEFAULT VALUES``, ``DEFAULT`` in VALUES and SET),
 ``multi_set`` (``SET (a, b) = (x, y)`` in UPDATE and MERGE), ``check`` (CHECK constraints in CREATE TABLE and
 ``ALTER TABLE ... ADD CONSTRAINT``), ``dates`` (DATE target columns, date literals and date arithmetic: ``d + n``,
-``n + d``, ``d - n``, ``d1 - d2`` and comparisons of the results; tests/differential/dates.py). With a feature off the
-generator writes none of it.
+``n + d``, ``d - n``, ``d1 - d2`` and comparisons of the results; tests/differential/dates.py), ``zones``
+(``TIMESTAMP`` and ``TIMESTAMP WITH TIME ZONE`` target columns, literals with time zones, hour and day arithmetic,
+comparisons, Trino's cast to ``TIMESTAMP``; PostgreSQL's session in a zone other than UTC: tests/differential/
+timestamps.py). With a feature off the generator writes none of it.
 """
 
 from __future__ import annotations
@@ -36,9 +38,9 @@ import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from tests.differential import dates
+from tests.differential import dates, timestamps
 
-FEATURES = ("do_nothing", "defaults", "multi_set", "check", "dates")
+FEATURES = ("do_nothing", "defaults", "multi_set", "check", "dates", "zones")
 
 # Error classes a statement may be built to raise (the values of compare.SQLSTATE_HAZARDS).
 HAZARDS = (
@@ -73,6 +75,8 @@ def lit(value: object) -> str:
         return "NULL"
     if isinstance(value, str):
         return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, dt.datetime):
+        return timestamps.literal(value)
     if isinstance(value, dt.date):
         return dates.date_literal(value)
     return str(value)
@@ -81,7 +85,7 @@ def lit(value: object) -> str:
 @dataclass(frozen=True)
 class Column:
     name: str
-    type: str  # INTEGER, BIGINT, VARCHAR or DATE (feature ``dates``)
+    type: str  # INTEGER, BIGINT, VARCHAR, DATE (feature ``dates``), timestamps.TS or TSTZ (feature ``zones``)
     not_null: bool = False
     default: str | None = None  # an SQL expression (feature ``defaults``)
     check: str | None = None  # a column CHECK condition (feature ``check``)
@@ -181,6 +185,8 @@ class Exprs:
         self.raising = 0  # constructs generated so far that can raise an error (overflow, division, cast, subquery)
         self.strs = [r for r in refs if r.type == "VARCHAR"]
         self.dates = [r for r in refs if r.type == "DATE"]
+        self.tss = [r for r in refs if r.type == timestamps.TS]
+        self.tstzs = [r for r in refs if r.type == timestamps.TSTZ]
 
     # -- integers: (sql, type, constant) --
 
@@ -401,6 +407,8 @@ class Exprs:
         op = self.rng.choice(["=", "<>", "<", "<=", ">", ">="])
         if self.dates and self.rng.random() < 0.35:
             return dates.date_comparison(self, depth, op)
+        if (self.tss or self.tstzs) and self.rng.random() < 0.35:
+            return timestamps.comparison(self, depth, op)
         if self.strs and self.rng.random() < 0.3:
             return f"{self.str_(depth)[0]} {op} {self.str_(depth)[0]}"
         a, _, ca = self.int_(depth)
@@ -436,6 +444,10 @@ class Exprs:
             return self.str_(depth)[0]
         if typ == "DATE":
             return self.date_(depth)[0]
+        if typ == timestamps.TSTZ:
+            return timestamps.tstz_(self, depth)[0]
+        if typ == timestamps.TS:
+            return timestamps.ts_(self, depth)[0]
         sql, t, const = self.int_(depth)
         if typ == "INTEGER" and t == "BIGINT":
             if const:  # PostgreSQL would convert it while planning: a constant BIGINT stays out of INTEGER columns
@@ -535,6 +547,7 @@ class Generator:
         key_default = lit(rng.randint(0, 12)) if defaults and rng.random() < 0.15 else None
         cols = [Column("k", key_type, not_null=True, default=key_default)]
         types = ["INTEGER", "INTEGER", "BIGINT", "VARCHAR"] + (["DATE", "DATE"] if "dates" in self.features else [])
+        types += [timestamps.TSTZ, timestamps.TS] if "zones" in self.features else []
         for name in ["a", "b", "c", "d"][: rng.randint(1, 4)]:
             typ = rng.choice(types)
             default = None
@@ -560,6 +573,8 @@ class Generator:
     def _default_expr(self, rng: random.Random, typ: str) -> str:
         if typ == "DATE":
             return dates.default_date(rng)
+        if typ in (timestamps.TS, timestamps.TSTZ):
+            return timestamps.default_value(rng, typ)
         if typ == "VARCHAR":
             return rng.choice(["'n/a'", "''", "'d' || 'x'"])
         return rng.choice(["-1", "0", "42", "(2 * 3)", "2147483647"])
@@ -575,6 +590,10 @@ class Generator:
                     v: object = self._str_value(rng, nulls)
                 elif col.type == "DATE":
                     v = None if rng.random() < nulls else dates.random_date(rng)
+                elif col.type == timestamps.TS:
+                    v = None if rng.random() < nulls else timestamps.random_wall(rng)
+                elif col.type == timestamps.TSTZ:
+                    v = None if rng.random() < nulls else timestamps.random_instant(rng)
                 else:
                     v = self._int_value(rng, col.type, nulls)
                 row.append(v)
@@ -720,7 +739,12 @@ class _Writer:
             return self.default_value(col)
         value = ex.value(col.type)
         if col.not_null and self.rng.random() < 0.7:  # most of the time, keep NOT NULL columns satisfied
-            fallback = {"VARCHAR": lit(self.rng.choice(STRINGS)), "DATE": "DATE '2000-01-01'"}.get(col.type, "0")
+            fallback = {
+                "VARCHAR": lit(self.rng.choice(STRINGS)),
+                "DATE": "DATE '2000-01-01'",
+                timestamps.TS: timestamps.literal(dt.datetime(2000, 1, 1)),
+                timestamps.TSTZ: timestamps.literal(dt.datetime(2000, 1, 1, tzinfo=dt.UTC)),
+            }.get(col.type, "0")
             value = f"COALESCE({value}, {fallback})"
         return value
 
@@ -738,6 +762,12 @@ class _Writer:
         if col.type == "DATE":
             self.acc.tags.add("dates")
             return lit(dates.random_date(self.rng))
+        if col.type == timestamps.TS:
+            self.acc.tags.add("zones")
+            return lit(timestamps.random_wall(self.rng))
+        if col.type == timestamps.TSTZ:
+            self.acc.tags.add("zones")
+            return timestamps.zoned_literal(self.rng)
         return str(Generator._int_value(self.rng, col.type, 0.0))
 
     def condition(self, ex: Exprs, depth: int = 2) -> str:

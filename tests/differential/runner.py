@@ -13,6 +13,7 @@ with Spark's evaluation of NULL operands written out, must then give mergekit's 
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -22,12 +23,20 @@ from typing import Any
 from mergekit.errors import ErrorType, MergekitError
 from tests.differential.compare import Outcome, judge, pg_error_key
 from tests.differential.generator import Generator, Scenario, Statement
+from tests.differential.timestamps import PG_ZONE
 
 Rows = list[tuple[Any, ...]]
 
 
 def _sorted(rows: Rows) -> Rows:
-    return sorted((tuple(r) for r in rows), key=repr)
+    return sorted((tuple(_instant(v) for v in r) for r in rows), key=repr)
+
+
+def _instant(value: Any) -> Any:
+    """A TIMESTAMP WITH TIME ZONE value as its instant in UTC (PostgreSQL's come in its session's zone)."""
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        return value.astimezone(dt.UTC)
+    return value
 
 
 class Postgres:
@@ -39,6 +48,7 @@ class Postgres:
         self.psycopg = psycopg
         self.conn = psycopg.connect(uri, autocommit=True, prepare_threshold=None)  # tables change shape
         self.conn.execute("SET statement_timeout = '60s'")
+        self.conn.execute(f"SET TIME ZONE '{PG_ZONE}'")  # not UTC: the generator writes what agrees (timestamps.py)
 
     def execute(self, sql: str) -> None:
         self.conn.execute(sql)

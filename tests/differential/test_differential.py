@@ -37,8 +37,10 @@ from tests.pg_server import pg_server  # noqa: F401 - the module's throwaway Pos
 pytestmark = pytest.mark.spark
 
 # Optional generator features the comparison runs with: each one is turned on here once mergekit implements it.
-# All five are on: mergekit implements each of them.
-FEATURES_ON: frozenset[str] = frozenset({"do_nothing", "multi_set", "check", "defaults", "dates"})
+# All six are on: mergekit implements each of them.
+FEATURES_ON: frozenset[str] = frozenset({"do_nothing", "multi_set", "check", "defaults", "dates", "zones"})
+# The caller's Spark session runs in this zone during the comparison: mergekit's SQL must not depend on it.
+SPARK_ZONE = "Asia/Kolkata"
 
 N = int(os.environ.get("MERGEKIT_FUZZ_N") or "80")
 SEED = int(os.environ.get("MERGEKIT_FUZZ_SEED") or "16")
@@ -86,9 +88,12 @@ def test_mergekit_agrees_with_postgres(spark, tmp_path, pg_server):
                 out.write(json.dumps(finding.as_json(generator)) + "\n")
 
     runner = Runner(generator, pg, Mergekit(engine), on_finding=found)
+    zone_before = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", SPARK_ZONE)  # the caller's zone is not mergekit's SQL's
     try:
         runner.run(scenarios)
     finally:
+        spark.conf.set("spark.sql.session.timeZone", zone_before)
         engine.close()
         pg.close()
     stats = runner.stats
