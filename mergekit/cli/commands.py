@@ -275,7 +275,7 @@ def rewrite_command(
     mergekit rewrite --dialect postgres --key depts=deptno --schema depts=deptno,department_name \\
         "UPDATE depts SET department_name = 'x' WHERE deptno = 3"
     """
-    from mergekit.sql.rewrite import rewrite as do_rewrite
+    do_rewrite = _rewriter("journal")
 
     options: dict[str, Any] = {}
     columns: dict[str, tuple[str, ...]] = {}
@@ -332,6 +332,16 @@ def rewrite_command(
         if value is not None:
             options[name] = value
     click.echo(do_rewrite(statement, dialect=dialect, options=options, schemas=columns, pretty=pretty))
+
+
+def _rewriter(name: str) -> Any:
+    """The ``rewrite`` function a connector offers (entry-point group ``mergekit.rewriters``)."""
+    from importlib.metadata import entry_points
+
+    found = [ep for ep in entry_points(group="mergekit.rewriters") if ep.name == name]
+    if not found:
+        raise _fail(f"mergekit rewrite needs the {name} connector (pip install mergekit-{name})")
+    return found[0].load()
 
 
 def register(group: click.Group) -> None:

@@ -412,7 +412,7 @@ def translate_error(exc: BaseException) -> MergekitError:
 
 def _not_aggregate_message(spark_message: str) -> str:
     """Trino's words for Spark's MISSING_AGGREGATION (which names the expression) and MISSING_GROUP_BY (which does
-    not; the SQL layer finds most of these first, naming the expression: ``mergekit.sql._aggregation``)."""
+    not; the SQL layer finds most of these first, naming the expression: ``mergekit.sql.analysis.aggregation``)."""
     named = re.search(r'non-aggregating expression "(.+?)" is based on', spark_message)
     if named is not None:
         return f"'{named.group(1).replace('`', '')}' must be an aggregate expression or appear in GROUP BY clause"

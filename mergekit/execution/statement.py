@@ -179,7 +179,7 @@ def _logical_plan(st: msql.Statement, target: TargetTable, source_columns: tuple
 
 
 def _insert_as_merge(ctx: StatementContext, st: msql.Insert) -> msql.Merge:
-    """``INSERT OVERWRITE`` and ``INSERT ... ON CONFLICT`` are the MERGEs of :mod:`mergekit.sql._upsert`, once the
+    """``INSERT OVERWRITE`` and ``INSERT ... ON CONFLICT`` are the MERGEs of :mod:`mergekit.sql.parse.upsert`, once the
     table's columns (an omitted column list) and primary key are known."""
     table, target = resolve_target(ctx, st.target, insert_only=False)
     st = insert_with_defaults(st, target)  # DEFAULT VALUES, DEFAULT in VALUES rows

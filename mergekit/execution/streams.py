@@ -94,7 +94,7 @@ def run_stream_query(ctx: StatementContext, st: msql.Query) -> Result:
             continue
         commits += _bind_stream(ctx, ref, ctx.resolved[ref])
     order = msql.emission_order(st, lambda ref: _kind(ctx, ref))
-    # streaming OVER windows: named windows inlined, the implicit ORDER BY (mergekit.sql._stream_over)
+    # streaming OVER windows: named windows inlined, the implicit ORDER BY (mergekit.sql.streaming.over)
     sql = ctx.render(msql.prepare_stream_query(st, lambda ref: _kind(ctx, ref)))
     if order:  # a stateful query: its rows in the order a running query emits them
         sql = f"SELECT * FROM ({sql}) ORDER BY {', '.join(str(i) for i in order)}"

@@ -3,15 +3,23 @@ DDL and STREAM) into an immutable statement model, and renders expressions as Sp
 
 from __future__ import annotations
 
-from ._continuous import ContinuousShape, continuous_shape, merge_source_keys
-from ._functions import register_function
-from ._guard import predicates_may_fail
-from ._jobs import JOB_SOURCE, CreateStreamingJob, JobAction, ShowStreamingJobs
-from ._lower import DATE_DAYS, Apply, Const, Lowered, Ref, date_overflow_message
-from ._lower_rows import KEY_PREFIX, VALUE_COLUMN, SubqueryRef, lower_for_rows
-from ._mergetable import cast_query, equi_join_keys, predicate_constraints, scan_constraints
-from ._modality import ObjectInfo, ObjectKind, check_modality, emission_order, prepare_stream_query
-from ._model import (
+from mergekit.sql.analysis.guard import predicates_may_fail
+from mergekit.sql.analysis.lower import DATE_DAYS, Apply, Const, Lowered, Ref, date_overflow_message
+from mergekit.sql.analysis.lower_rows import KEY_PREFIX, VALUE_COLUMN, SubqueryRef, lower_for_rows
+from mergekit.sql.analysis.predicates import equi_join_keys, predicate_constraints, scan_constraints
+from mergekit.sql.parse.functions import register_function
+from mergekit.sql.parse.mergetable import cast_query
+from mergekit.sql.parse.parser import parse_expression, parse_order_by, parse_statement, split_statements
+from mergekit.sql.parse.patterns import like_matches
+from mergekit.sql.parse.syntax_hints import add_quoted_name_hint
+from mergekit.sql.parse.upsert import overwrite_as_merge, upsert_as_merge
+from mergekit.sql.parse.views import ViewText, expand_views, stored_view_sql
+from mergekit.sql.spark.render import spark_type_sql, zoned_type_text
+from mergekit.sql.streaming.continuous import ContinuousShape, continuous_shape, merge_source_keys
+from mergekit.sql.streaming.jobs import JOB_SOURCE, CreateStreamingJob, JobAction, ShowStreamingJobs
+from mergekit.sql.streaming.modality import ObjectInfo, ObjectKind, check_modality, emission_order, prepare_stream_query
+
+from .model import (
     AlterTableAddColumn,
     AlterTableAddConstraint,
     AlterTableDropColumn,
@@ -61,12 +69,6 @@ from ._model import (
     Truncate,
     Update,
 )
-from ._parse import parse_expression, parse_order_by, parse_statement, split_statements
-from ._patterns import like_matches
-from ._render import spark_type_sql, zoned_type_text
-from ._syntax_hints import add_quoted_name_hint
-from ._upsert import overwrite_as_merge, upsert_as_merge
-from ._views import ViewText, expand_views, stored_view_sql
 
 __all__ = [
     "KEY_PREFIX",

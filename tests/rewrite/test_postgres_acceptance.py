@@ -14,8 +14,8 @@ from typing import Any
 
 import attrs
 import pytest
+from mergekit_journal.rewrite import rewrite
 
-from mergekit.sql.rewrite import rewrite
 from tests.helpers import normalize
 from tests.pg_server import fresh_database, pg_server  # noqa: F401 - module-scoped server fixture
 

@@ -1,13 +1,13 @@
-"""Unit tests of ``mergekit.sql.rewrite``: the generated SQL, per dialect, parsed back with sqlglot."""
+"""Unit tests of ``mergekit_journal.rewrite``: the generated SQL, per dialect, parsed back with sqlglot."""
 
 from __future__ import annotations
 
 import pytest
 import sqlglot
+from mergekit_journal.rewrite import DIALECTS, JournalOptions, rewrite
 from sqlglot import exp
 
 from mergekit.errors import MergekitError
-from mergekit.sql.rewrite import DIALECTS, JournalOptions, rewrite
 
 SEED = {"journal_tables": {"depts": ["deptno"], "emps": "empid", "items": ["region", "id"]}}
 SCHEMAS = {

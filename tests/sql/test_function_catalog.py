@@ -11,8 +11,8 @@ import pytest
 import sqlglot
 
 from mergekit.errors import ErrorCode, MergekitError
-from mergekit.sql._dialect import DIALECT
-from mergekit.sql._function_catalog import (
+from mergekit.sql.parse.dialect import DIALECT
+from mergekit.sql.spark.function_catalog import (
     FUNCTIONS,
     TRINO_NAMES,
     functions_markdown,
@@ -20,8 +20,8 @@ from mergekit.sql._function_catalog import (
     rewrite_page,
     supported_names,
 )
-from mergekit.sql._spark_rewrite import _ANONYMOUS, _PASS_FUNCS
-from mergekit.sql._spark_translate import _HANDLERS, to_spark_sql
+from mergekit.sql.spark.rewrite import ANONYMOUS, PASS_FUNCS
+from mergekit.sql.spark.translate import HANDLERS, to_spark_sql
 
 from . import (
     test_functions_aggregate,
@@ -85,7 +85,7 @@ def test_docs_table_is_generated_from_the_catalogue() -> None:
     page = ROOT / "docs" / "sql.md"
     text = page.read_text()
     assert functions_markdown() in text
-    assert rewrite_page(text) == text, "regenerate with: python -m mergekit.sql._function_catalog docs/sql.md"
+    assert rewrite_page(text) == text, "regenerate with: python -m mergekit.sql.spark.function_catalog docs/sql.md"
     for f in FUNCTIONS:
         assert f"| `{f.name}` |" in text
 
@@ -99,9 +99,9 @@ def test_what_the_translation_passes_or_handles_is_listed() -> None:
     builders and handlers are all listed functions (the rewrite also checks every call against the catalogue
     before it looks for a handler)."""
     syntax = {"Case", "Array"}
-    assert sorted(c.__name__ for c in _PASS_FUNCS if c not in listed_classes() and c.__name__ not in syntax) == []
-    assert sorted(set(_ANONYMOUS) - supported_names()) == []
-    assert sorted(k for k in _HANDLERS if isinstance(k, str) and k not in supported_names()) == []
+    assert sorted(c.__name__ for c in PASS_FUNCS if c not in listed_classes() and c.__name__ not in syntax) == []
+    assert sorted(set(ANONYMOUS) - supported_names()) == []
+    assert sorted(k for k in HANDLERS if isinstance(k, str) and k not in supported_names()) == []
 
 
 def _translate(sql: str) -> str:

@@ -1,4 +1,4 @@
-"""The rule of mergekit/sql/_convert.py: no part of a statement is dropped unseen.
+"""The rule of mergekit/sql/convert_value.py: no part of a statement is dropped unseen.
 
 For every argument that sqlglot's node classes declare (``arg_types``) on every syntax node the converter reads
 structurally (statements, WHEN clauses, table names, column definitions, constraints, properties), the walker
@@ -20,9 +20,9 @@ import sqlglot
 from sqlglot import exp
 
 from mergekit.errors import MergekitError
-from mergekit.sql import _convert, _parts
-from mergekit.sql._dialect import DIALECT
-from mergekit.sql._model import _Tree
+from mergekit.sql import convert_value, parts
+from mergekit.sql.model import Tree
+from mergekit.sql.parse.dialect import DIALECT
 
 # Valid statements that reach every converter and every structural node kind.
 BASES = [
@@ -104,12 +104,14 @@ def _is_target_table(node: exp.Expression) -> bool:
     parent = node.parent
     if isinstance(parent, exp.Schema):
         parent = parent.parent
-    return isinstance(node, exp.Table) and isinstance(parent, _convert.CONVERTED_CLASSES) and node.arg_key == "this"
+    return (
+        isinstance(node, exp.Table) and isinstance(parent, convert_value.CONVERTED_CLASSES) and node.arg_key == "this"
+    )
 
 
 def fingerprint(value: Any) -> Any:
     """A comparable picture of a statement model: every attrs field, trees as their SQL text."""
-    if isinstance(value, _Tree):
+    if isinstance(value, Tree):
         fields = {f.name: fingerprint(getattr(value, f.name)) for f in attrs.fields(type(value)) if f.name != "node"}
         return (type(value).__name__, value.node.sql(dialect="trino"), fields)
     if attrs.has(type(value)):
@@ -126,19 +128,19 @@ def dropped_parts(bases: list[str]) -> list[str]:
     dropped: list[str] = []
     for text in bases:
         tree = sqlglot.parse_one(text, read=DIALECT)
-        baseline = fingerprint(_convert.convert(tree, text))
+        baseline = fingerprint(convert_value.convert(tree, text))
         for index, node in enumerate(tree.walk()):
             if not (isinstance(node, STRUCTURAL) or _is_target_table(node)):
                 continue
             for arg in type(node).arg_types:
-                if not _parts._empty(node.args.get(arg)):
+                if not parts._empty(node.args.get(arg)):
                     continue  # present in the base statement: converted, its effect is the baseline
                 for candidate in CANDIDATES:
                     copy = tree.copy()
                     target = list(copy.walk())[index]
                     target.args[arg] = candidate.copy() if isinstance(candidate, exp.Expression) else candidate
                     try:
-                        converted = fingerprint(_convert.convert(copy, text))
+                        converted = fingerprint(convert_value.convert(copy, text))
                     except MergekitError:
                         continue  # refused with a coded error
                     except Exception:  # the converter read the part (and could not use this value)
@@ -154,12 +156,12 @@ def test_no_argument_of_a_converted_node_is_dropped() -> None:
 
 def test_the_walker_reaches_every_converter() -> None:
     reached = {type(sqlglot.parse_one(text, read=DIALECT)) for text in BASES}
-    assert reached == set(_convert.CONVERTED_CLASSES)
+    assert reached == set(convert_value.CONVERTED_CLASSES)
 
 
 def test_the_walker_catches_a_converter_that_drops_a_clause(monkeypatch: pytest.MonkeyPatch) -> None:
     """A test of the test: a DELETE converter that forgets LIMIT (as mergekit did before) is caught."""
-    original = _convert._CONVERTERS[exp.Delete]
+    original = convert_value._CONVERTERS[exp.Delete]
 
     def forgets_limit(tree: exp.Delete) -> Any:
         tree = tree.copy()
@@ -167,7 +169,7 @@ def test_the_walker_catches_a_converter_that_drops_a_clause(monkeypatch: pytest.
         tree.set("order", None)
         return original(tree)
 
-    monkeypatch.setitem(_convert._CONVERTERS, exp.Delete, forgets_limit)
+    monkeypatch.setitem(convert_value._CONVERTERS, exp.Delete, forgets_limit)
     found = dropped_parts(["DELETE FROM t AS x WHERE x.a = 1"])
     assert any(item.startswith("Delete.limit=") for item in found), found
     assert any(item.startswith("Delete.order=") for item in found), found
@@ -178,14 +180,14 @@ def test_the_walker_catches_a_new_sqlglot_argument_that_a_converter_drops(monkey
     arguments it does not know (instead of leaving them to Parts) is caught."""
     monkeypatch.setattr(exp.Update, "arg_types", {**exp.Update.arg_types, "new_clause": False})
     assert dropped_parts(["UPDATE t SET b = 1"]) == []  # the real converter refuses it
-    original = _convert._CONVERTERS[exp.Update]
+    original = convert_value._CONVERTERS[exp.Update]
 
     def strips_unknown(tree: exp.Update) -> Any:
         tree = tree.copy()
         tree.args.pop("new_clause", None)
         return original(tree)
 
-    monkeypatch.setitem(_convert._CONVERTERS, exp.Update, strips_unknown)
+    monkeypatch.setitem(convert_value._CONVERTERS, exp.Update, strips_unknown)
     found = dropped_parts(["UPDATE t SET b = 1"])
     assert any(item.startswith("Update.new_clause=") for item in found), found
 
@@ -242,7 +244,7 @@ def test_refused_by_name(statement: str, message: str) -> None:
 
 def test_limits_are_coded_errors() -> None:
     from mergekit.sql import parse_statement
-    from mergekit.sql._parse import MAX_NESTING, MAX_STATEMENT_LENGTH
+    from mergekit.sql.parse.parser import MAX_NESTING, MAX_STATEMENT_LENGTH
 
     deep = "DELETE FROM t WHERE a = " + "(" * 1000 + "1" + ")" * 1000
     with pytest.raises(MergekitError) as err:

@@ -14,8 +14,8 @@ import pytest
 import sqlglot
 
 from mergekit.errors import ErrorCode, MergekitError
-from mergekit.sql._spark_translate import to_spark_sql
-from mergekit.sql._spark_types import spark_type_sql
+from mergekit.sql.spark.translate import to_spark_sql
+from mergekit.sql.spark.types import spark_type_sql
 
 # Temp views created once for this module; named with a prefix other test modules will not use.
 SCHEMA: dict[str, dict[str, str]] = {

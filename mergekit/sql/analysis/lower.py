@@ -1,0 +1,128 @@
+"""Lowering a small, total subset of expressions to a neutral tree that another evaluator can run.
+
+The execution layer evaluates simple MERGE statements on Arrow batches (``mergekit.execution.lookup``) instead
+of Spark SQL. It must never evaluate something differently from Spark, so this lowering covers only what
+means the same everywhere and cannot fail at run time: column references, literals (integers, strings,
+booleans, NULL, ``DATE 'yyyy-mm-dd'``), comparisons, AND / OR / NOT with SQL's three-valued logic, IS [NOT]
+NULL and ``+ - *``. Which operand types each operator accepts is the evaluator's business (it knows the
+types); anything else lowers to None and the statement runs through Spark as before.
+
+Date arithmetic (an extension, docs/sql.md) is defined once for every evaluator here: :data:`DATE_DAYS` is the
+DATE range a result must fall in (else ``NUMERIC_VALUE_OUT_OF_RANGE`` with :func:`date_overflow_message`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import attrs
+from sqlglot import exp
+
+from mergekit.sql.spark.render import identifier_name
+from mergekit.sql.spark.types import DATE_DAYS, date_overflow_message
+
+__all__ = ["Ref", "Const", "Apply", "Lowered", "lower", "conjunct_count", "DATE_DAYS", "date_overflow_message"]
+
+
+@attrs.frozen
+class Ref:
+    """A column: ``qualifier`` (lower-cased relation name or alias, None when unqualified) and ``name``."""
+
+    qualifier: str | None
+    name: str
+
+
+@attrs.frozen
+class Const:
+    """A literal. ``kind``: ``integer``, ``string``, ``boolean``, ``date`` or ``null``."""
+
+    value: Any
+    kind: str
+
+
+@attrs.frozen
+class Apply:
+    """An operator: ``eq ne lt le gt ge and or not is_null is_not_null add subtract multiply negate``."""
+
+    op: str
+    args: tuple[Lowered, ...]
+
+
+Lowered = Ref | Const | Apply
+
+# SQL binary operators and the evaluators' function names for them (also mergekit.sql.analysis.lower_rows)
+BINARY_FUNCTIONS: dict[type[exp.Expression], str] = {
+    exp.EQ: "eq",
+    exp.NEQ: "ne",
+    exp.LT: "lt",
+    exp.LTE: "le",
+    exp.GT: "gt",
+    exp.GTE: "ge",
+    exp.And: "and",
+    exp.Or: "or",
+    exp.Add: "add",
+    exp.Sub: "subtract",
+    exp.Mul: "multiply",
+}
+
+
+def lower(node: exp.Expression) -> Lowered | None:
+    """The lowered tree of ``node``, or None when it uses anything outside the subset."""
+    if isinstance(node, exp.Paren):
+        return lower(node.this)
+    if isinstance(node, exp.Column):
+        if not isinstance(node.this, exp.Identifier) or node.args.get("db") or node.args.get("catalog"):
+            return None
+        table = node.args.get("table")
+        return Ref(identifier_name(table) if table is not None else None, identifier_name(node.this))
+    if isinstance(node, exp.Null):
+        return Const(None, "null")
+    if isinstance(node, exp.Boolean):
+        return Const(bool(node.this), "boolean")
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return Const(str(node.this), "string")
+        text = str(node.this)
+        if text.isdigit() and int(text) < 2**31:  # an INTEGER literal (larger ones are BIGINT or DECIMAL)
+            return Const(int(text), "integer")
+        return None
+    if isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal) and node.this.is_string:
+        to = node.args.get("to")
+        if isinstance(to, exp.DataType) and to.this == exp.DataType.Type.DATE:
+            try:
+                return Const(dt.date.fromisoformat(str(node.this.this)), "date")
+            except ValueError:
+                return None
+        return None
+    if isinstance(node, exp.Neg):
+        inner = lower(node.this)
+        return Apply("negate", (inner,)) if inner is not None else None
+    if isinstance(node, exp.Not):
+        inner_node = node.this.this if isinstance(node.this, exp.Paren) else node.this
+        if isinstance(inner_node, exp.Is) and isinstance(inner_node.expression, exp.Null):
+            operand = lower(inner_node.this)
+            return Apply("is_not_null", (operand,)) if operand is not None else None
+        inner = lower(node.this)
+        return Apply("not", (inner,)) if inner is not None else None
+    if isinstance(node, exp.Is):
+        if not isinstance(node.expression, exp.Null):
+            return None
+        operand = lower(node.this)
+        return Apply("is_null", (operand,)) if operand is not None else None
+    op = BINARY_FUNCTIONS.get(type(node))
+    if op is None:
+        return None
+    left, right = lower(node.this), lower(node.expression)
+    if left is None or right is None:
+        return None
+    return Apply(op, (left, right))
+
+
+def conjunct_count(node: exp.Expression) -> int:
+    """How many AND-ed conjuncts ``node`` has (``a = b AND c > 1``: 2)."""
+    if isinstance(node, exp.Paren):
+        return conjunct_count(node.this)
+    if isinstance(node, exp.And):
+        return conjunct_count(node.this) + conjunct_count(node.expression)
+    return 1
