@@ -375,7 +375,7 @@ class _MergekitSqldb:
         self.paths, self.spark = paths, spark
 
     def run(self, db_uri: str) -> dict[str, Any]:
-        import mergekit.execution.statement as statement
+        import mergekit.execution.dml.statement as statement
         from mergekit import Engine
 
         engine = Engine(spark=self.spark, catalogs={"pg": {"connector": "sqldb", "uri": db_uri}})

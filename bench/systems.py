@@ -128,7 +128,7 @@ class _Mergekit:
         self.engine.register_dataframe("s", self.spark.read.parquet(self.paths["S"]))
 
     def run(self, profile: bool) -> dict[str, Any]:
-        import mergekit.execution.statement as engine_mod
+        import mergekit.execution.dml.statement as engine_mod
 
         timer = _PhaseTimer()
         saved = {name: getattr(engine_mod, name, None) for name in ("run_merge_pipeline", "scan_table")}

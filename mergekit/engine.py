@@ -19,23 +19,23 @@ import pyarrow as pa
 
 from mergekit import sql as msql
 from mergekit.errors import ErrorCode, MergekitError
-from mergekit.execution.append import (
+from mergekit.execution.context import StatementContext
+from mergekit.execution.ddl.statements import DDL_STATEMENTS
+from mergekit.execution.dml.append import (
     DriverAppend,
     arrow_zones,
     check_arrow,
     driver_append_plan,
     run_driver_append,
 )
-from mergekit.execution.context import StatementContext
-from mergekit.execution.continuous import StreamHandle
-from mergekit.execution.ddl import DDL_STATEMENTS
-from mergekit.execution.errors import translate_error
+from mergekit.execution.dml.statement import run_dml
+from mergekit.execution.failures import translate_error
 from mergekit.execution.query import explain, run_query
 from mergekit.execution.session import applied_conf, local_session, python_for_workers, session_time_zone
 from mergekit.execution.session_statements import SESSION_STATEMENTS
-from mergekit.execution.statement import run_dml
-from mergekit.execution.streaming_jobs import JobStore
-from mergekit.execution.streams import create_stream
+from mergekit.execution.streaming.continuous import StreamHandle
+from mergekit.execution.streaming.jobs import JobStore
+from mergekit.execution.streaming.streams import create_stream
 from mergekit.execution.user_frames import UserFrame
 from mergekit.execution.views import expand_statement_views
 from mergekit.metadata import Catalogs, connector_from_spec, default_connector

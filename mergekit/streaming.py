@@ -18,8 +18,8 @@ import pyarrow as pa
 
 from mergekit import sql as msql
 from mergekit.errors import ErrorCode, MergekitError
-from mergekit.execution.continuous import ContinuousQuery, StreamHandle, batch_ranges, start_commits_query
-from mergekit.execution.streaming_jobs import check_job, progress_table, start_job
+from mergekit.execution.streaming.continuous import ContinuousQuery, StreamHandle, batch_ranges, start_commits_query
+from mergekit.execution.streaming.jobs import check_job, progress_table, start_job
 from mergekit.result import Result
 
 if TYPE_CHECKING:

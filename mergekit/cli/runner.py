@@ -2,7 +2,7 @@
 and a progress bar, and Ctrl-C cancels the running one.
 
 Spark is reached through :mod:`mergekit.execution` only: the session (:func:`start_local_spark`), the statement's
-job group and its cancellation (:mod:`mergekit.execution.jobs`).
+job group and its cancellation (:mod:`mergekit.execution.spark_jobs`).
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class _Interrupts:
 
     @contextmanager
     def statement(self) -> Iterator[None]:
-        from mergekit.execution.jobs import cancel_statement_jobs, job_group
+        from mergekit.execution.spark_jobs import cancel_statement_jobs, job_group
 
         with job_group(self.spark) as group:
             self.requested.clear()
@@ -102,8 +102,8 @@ def _main_thread() -> bool:
 def start_local_spark(*, debug: bool = False) -> Any:
     """The local Spark session the commands run on (the active one if any); unless ``debug``, the JVM's log is
     kept off the terminal."""
-    from mergekit.execution.jobs import quiet_spark_conf
     from mergekit.execution.session import local_session
+    from mergekit.execution.spark_jobs import quiet_spark_conf
 
     return local_session(conf={} if debug else quiet_spark_conf())
 

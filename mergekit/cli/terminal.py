@@ -1,7 +1,7 @@
 """What the command line shows: result tables, DML metrics, errors and a Spark progress bar (rich).
 
 Shared by ``mergekit run | sql | shell | demo``. Nothing here starts Spark; :class:`SparkProgress` draws what
-:class:`mergekit.execution.jobs.JobProgress` reads of a session that is already running.
+:class:`mergekit.execution.spark_jobs.JobProgress` reads of a session that is already running.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def as_mergekit_error(exc: BaseException) -> MergekitError:
     if isinstance(exc, MergekitError):
         return exc
     try:
-        from mergekit.execution.errors import translate_error  # imports pyspark: only once Spark runs
+        from mergekit.execution.failures import translate_error  # imports pyspark: only once Spark runs
 
         return translate_error(exc)
     except ImportError:
@@ -383,7 +383,7 @@ def _console(*, stderr: bool) -> Console:
 
 
 class SparkProgress:
-    """A progress bar fed by a polling thread from Spark's status tracker (:class:`~mergekit.execution.jobs.JobProgress`).
+    """A progress bar fed by a polling thread from Spark's status tracker (:class:`~mergekit.execution.spark_jobs.JobProgress`).
 
     It appears only on a terminal and only once the statement has run for ``delay`` seconds, and it is
     erased when the statement ends, so short statements and piped output never show it.
@@ -427,7 +427,7 @@ class SparkProgress:
     def _show(self, label: str, stop: threading.Event) -> None:
         from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-        from mergekit.execution.jobs import JobProgress
+        from mergekit.execution.spark_jobs import JobProgress
 
         jobs = JobProgress(self.spark)
         progress = Progress(

@@ -10,10 +10,10 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from mergekit import sql as msql
+from mergekit.execution.dml.lengths import without_char_columns
 from mergekit.metadata import Catalogs, ResolvedTable, version_of
 from mergekit.spi import ColumnHandle, ConnectorSession, Constraint, TableVersion, sql_type_name
 
-from .lengths import without_char_columns
 from .scan import scan_table
 from .user_frames import UserFrame, frame_schema, in_callers_zone
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pyarrow as pa
 
 from mergekit import sql as msql
+from mergekit.execution.dml.statement import explain_dml, spi_constraint
+from mergekit.execution.streaming.streams import check_query_modality, run_stream_query
 from mergekit.result import Result
 
 from .context import StatementContext
-from .statement import explain_dml, spi_constraint
-from .stream import SparkArrowSource
-from .streams import check_query_modality, run_stream_query
+from .results import SparkArrowSource
 
 __all__ = ["run_query", "explain"]
 

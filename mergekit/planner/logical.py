@@ -127,8 +127,8 @@ class PlannedCase:
         """Which rows of the join this case can take, before its condition: (a target row is present, a source
         row is present), ``None`` meaning either. The first case, in order, whose rows and condition hold
         produces the merge row (the searched CASE of seed 002); a row no case takes produces none. Every
-        evaluator of the cases (Spark SQL in :mod:`mergekit.execution.merge_rows`, Arrow in
-        :mod:`mergekit.execution.arrow_eval`) asks this, so the two cannot disagree."""
+        evaluator of the cases (Spark SQL in :mod:`mergekit.execution.dml.merge_rows`, Arrow in
+        :mod:`mergekit.execution.arrow.cases`) asks this, so the two cannot disagree."""
         if join in (JoinKind.SCAN, JoinKind.SOURCE, JoinKind.ANTI):
             return None, None  # one side only: every row is a candidate
         if self.kind is MergeCaseKind.MATCHED:

@@ -1,6 +1,6 @@
 """The physical strategy of a DML statement: which of the engine's paths runs it (no Spark).
 
-One decision, made before the statement begins (``mergekit.execution.statement.plan_dml``): ``EXPLAIN`` prints this
+One decision, made before the statement begins (``mergekit.execution.dml.statement.plan_dml``): ``EXPLAIN`` prints this
 strategy, the statement runs it, and ``Result.metrics["strategy"]`` names it.
 
 - :class:`InsertFromSource`: INSERT (and CREATE TABLE AS): the source's rows all take the INSERT case; no target read.
@@ -9,7 +9,7 @@ strategy, the statement runs it, and ``Result.metrics["strategy"]`` names it.
 - :class:`SparkJoin`: MERGE as Trino plans it: the target scan RIGHT (or FULL) joined to the source in Spark, with
   the reductions :func:`mergekit.planner.cost.join_reductions` chose.
 - :class:`IndexLookup`: MERGE by index lookups: each task looks up the target rows of its share of the source's keys
-  in the connector's index, joins and evaluates the WHEN clauses in Arrow (``mergekit.execution.lookup``).
+  in the connector's index, joins and evaluates the WHEN clauses in Arrow (``mergekit.execution.dml.lookup``).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import pytest
 
 from mergekit import Engine, MergekitError
 from mergekit.errors import ErrorCode, ErrorType
-from mergekit.execution.errors import translate_error
+from mergekit.execution.failures import translate_error
 
 OUT_OF_RANGE = ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE
 BY_ZERO = ErrorCode.DIVISION_BY_ZERO

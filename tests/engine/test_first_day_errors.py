@@ -10,7 +10,7 @@ import pytest
 
 from mergekit import Engine
 from mergekit.errors import ErrorCode, MergekitError
-from mergekit.execution.errors import translate_error
+from mergekit.execution.failures import translate_error
 
 MULTIPLE = ErrorCode.SUBQUERY_MULTIPLE_ROWS
 NOT_AGGREGATE = ErrorCode.EXPRESSION_NOT_AGGREGATE

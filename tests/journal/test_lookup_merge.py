@@ -1,4 +1,4 @@
-"""MERGE by index lookups (mergekit.execution.lookup): a large source's rows meet the target rows the journal
+"""MERGE by index lookups (mergekit.execution.dml.lookup): a large source's rows meet the target rows the journal
 looks up for their keys in the same task; the join and the WHEN clauses run in Arrow. Every test runs the same
 statement through the Spark plan on a copy of the table and expects the same rows and counts."""
 
@@ -168,7 +168,7 @@ def test_lookup_merge_errors_leave_the_table_unchanged(spark, tmp_path, monkeypa
         "MERGE INTO t USING nulls s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v "
         "WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v)": ErrorCode.CONSTRAINT_VIOLATION,
     }
-    import mergekit.execution.statement as statement_module
+    import mergekit.execution.dml.statement as statement_module
 
     calls = []
     real = statement_module.run_lookup_merge

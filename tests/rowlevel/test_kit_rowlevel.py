@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mergekit.execution.row_level import MERGE_NEEDS_MERGE_SPI
+from mergekit.execution.dml.row_level import MERGE_NEEDS_MERGE_SPI
 from mergekit.testing import BaseConnectorTest, Behavior
 
 from .rowlevel_connector import RowLevelConnector

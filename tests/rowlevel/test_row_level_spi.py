@@ -13,7 +13,7 @@ import pytest
 
 from mergekit import Engine
 from mergekit.errors import ErrorCode, MergekitError
-from mergekit.execution.row_level import MERGE_NEEDS_MERGE_SPI
+from mergekit.execution.dml.row_level import MERGE_NEEDS_MERGE_SPI
 from mergekit.spi import ConnectorPageSource, ConnectorSession, ConnectorSplit, ConnectorTableHandle, DeletePredicate
 
 from .rowlevel_connector import RLPageSource, RLPageSourceProvider, RowLevelConnector

@@ -17,7 +17,7 @@ import pytest
 
 from mergekit import Engine
 from mergekit.errors import ErrorCode, MergekitError
-from mergekit.execution.streaming_jobs import FAULT_AFTER_COMMIT
+from mergekit.execution.streaming.jobs import FAULT_AFTER_COMMIT
 
 pytestmark = pytest.mark.spark
 

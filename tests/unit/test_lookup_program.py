@@ -9,8 +9,8 @@ import pyarrow as pa
 import pytest
 
 from mergekit.errors import ErrorCode, MergekitError
-from mergekit.execution.arrow_eval import JoinedRows, compile_lookup, evaluate_cases
-from mergekit.execution.lookup import bucket_expr
+from mergekit.execution.arrow.cases import JoinedRows, compile_lookup, evaluate_cases
+from mergekit.execution.dml.lookup import bucket_expr
 from mergekit.planner import TargetTable, plan_merge
 from mergekit.spi import ColumnHandle, ColumnMetadata, RowChangeParadigm
 from mergekit.sql import Apply, Const, Ref, parse_expression, parse_statement
@@ -189,7 +189,7 @@ def test_journal_cut_points_and_key_range() -> None:
 def test_key_types_that_join_in_arrow() -> None:
     from pyspark.sql import types as T
 
-    from mergekit.execution.lookup import arrow_join_type, binary_collation
+    from mergekit.execution.dml.lookup import arrow_join_type, binary_collation
 
     assert arrow_join_type(T.IntegerType(), pa.int64()) == pa.int64()  # compared as BIGINT, as Spark widens
     assert arrow_join_type(T.LongType(), pa.int16()) == pa.int64()

@@ -7,8 +7,8 @@ import pyarrow as pa
 import pytest
 
 from mergekit.errors import ErrorCode, MergekitError
-from mergekit.execution.layout import OP, ROW_ID, UID
-from mergekit.execution.pipeline import DuplicateCheck
+from mergekit.execution.dml.layout import OP, ROW_ID, UID
+from mergekit.execution.dml.pipeline import DuplicateCheck
 from mergekit.planner import JoinKind, PlannedCase
 from mergekit.spi import MergeOperation
 from mergekit.sql import MergeCaseKind

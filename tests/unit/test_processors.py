@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from mergekit.execution.processors import ChangeOnlyUpdatedColumnsMergeProcessor, DeleteAndInsertMergeProcessor
+from mergekit.execution.dml.processors import ChangeOnlyUpdatedColumnsMergeProcessor, DeleteAndInsertMergeProcessor
 from mergekit.spi import MERGE_PAGE_LAYOUT, MergeOperation, create_delete_and_insert_pages
 
 

@@ -8,7 +8,7 @@ own error for the same query names no expression when there is no GROUP BY (``MI
 
 The check only refuses what it is sure of: a column it resolves in the SELECT's own FROM clause. Where it
 cannot tell (a relation whose columns it does not know, a GROUP BY form it does not read), it accepts, and
-Spark's analysis still refuses the query (translated in ``mergekit.execution.errors``).
+Spark's analysis still refuses the query (translated in ``mergekit.execution.failures``).
 """
 
 from __future__ import annotations

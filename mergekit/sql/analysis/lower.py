@@ -1,6 +1,6 @@
 """Lowering a small, total subset of expressions to a neutral tree that another evaluator can run.
 
-The execution layer evaluates simple MERGE statements on Arrow batches (``mergekit.execution.lookup``) instead
+The execution layer evaluates simple MERGE statements on Arrow batches (``mergekit.execution.dml.lookup``) instead
 of Spark SQL. It must never evaluate something differently from Spark, so this lowering covers only what
 means the same everywhere and cannot fail at run time: column references, literals (integers, strings,
 booleans, NULL, ``DATE 'yyyy-mm-dd'``), comparisons, AND / OR / NOT with SQL's three-valued logic, IS [NOT]

@@ -21,10 +21,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from mergekit.errors import ErrorCode, MergekitError
+from mergekit.execution.failures import MULTIPLE_ROWS_MESSAGE
 from mergekit.sql import Apply, Const, Ref, SubqueryRef
 
-from .arrow_eval import date_arithmetic, days_between, shift_dates, value_family
-from .errors import MULTIPLE_ROWS_MESSAGE
+from .cases import date_arithmetic, days_between, shift_dates, value_family
 
 __all__ = [
     "MULTIPLE_ROWS_MESSAGE",

@@ -20,12 +20,12 @@ import attrs
 from pyspark.sql import types as T
 
 from mergekit.errors import ErrorCode, MergekitError
+from mergekit.execution.types import coercible, spark_sql_type, trino_name
 from mergekit.planner import JoinKind, MergePlan, PlannedCase, not_null_violation
 from mergekit.spi import MergeOperation
 from mergekit.sql import Expression
 
 from .layout import CASE, OLD_PREFIX, OP, ROW_ID, SEQ, UID, UNCHANGED
-from .types import coercible, spark_sql_type, trino_name
 
 __all__ = ["MergeQueryBuilder", "SRC", "check_types", "q"]
 

@@ -30,6 +30,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from mergekit.execution.arrow.cases import JoinedRows, LookupProgram, evaluate_cases, value_family
+from mergekit.execution.scan import conform_page
+from mergekit.execution.session import statement_tasks
 from mergekit.planner import MergePlan
 from mergekit.spi import (
     ColumnHandle,
@@ -40,12 +43,9 @@ from mergekit.spi import (
     ConnectorSession,
 )
 
-from .arrow_eval import JoinedRows, LookupProgram, evaluate_cases, value_family
 from .lengths import bounded_columns
 from .merge_rows import q
 from .pipeline import WRITER_OUTPUT, DmlStats, MergeWriter, gather, merge_page_schema, row_change_processor
-from .scan import conform_page
-from .session import statement_tasks
 
 __all__ = ["run_lookup_merge", "KEY", "arrow_join_type", "binary_collation", "bucket_expr", "sorted_distinct"]
 

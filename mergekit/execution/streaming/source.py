@@ -6,7 +6,7 @@ restart. mergekit uses exactly that, and nothing more: the source (a Python ``Da
 ``mergekit_commits``) reads no rows. Its offsets are the streams' commit versions (``{"versions": [v0, v1,
 ...]}``, one per stream of the query, -1 before the first commit), and each micro-batch is one row per stream
 that has new commits: ``(stream, after, up_to)``. The batch itself (``foreachBatch``, on the driver) reads the
-rows of those commits through the connector, as a batch query (``mergekit.execution.continuous``).
+rows of those commits through the connector, as a batch query (``mergekit.execution.streaming.continuous``).
 
 Spark runs the reader's offset methods in a Python worker it starts for the source, not in the driver's
 process: the catalogs' configurations (from which the worker creates its own connectors), the sessions and the

@@ -37,13 +37,13 @@ from pyspark.sql import types as T
 
 from mergekit import sql as msql
 from mergekit.errors import ErrorCode, MergekitError
+from mergekit.execution.context import StatementContext
+from mergekit.execution.dml.lookup import binary_collation
+from mergekit.execution.failures import translate_error
 from mergekit.result import Result
 from mergekit.spi import JOB_BATCH_PROPERTY, JobBatch
 
-from .context import StatementContext
 from .continuous import ContinuousQuery, StreamHandle, batch_ranges, start_commits_query
-from .errors import translate_error
-from .lookup import binary_collation
 
 __all__ = ["JobStore", "as_error", "job_batch_runner", "FAULT_AFTER_COMMIT"]
 

@@ -23,11 +23,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from mergekit.errors import ErrorCode, MergekitError
+from mergekit.execution.dml.layout import CASE, OP, ROW_ID, UID, UNCHANGED
 from mergekit.planner import JoinKind, MergePlan, not_null_violation
 from mergekit.spi import ColumnHandle, MergeOperation
 from mergekit.sql import DATE_DAYS, Apply, Const, Lowered, Ref, date_overflow_message
-
-from .layout import CASE, OP, ROW_ID, UID, UNCHANGED
 
 __all__ = [
     "LookupProgram",

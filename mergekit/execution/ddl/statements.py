@@ -17,6 +17,11 @@ from pyspark.sql import types as T
 from mergekit import sql as msql
 from mergekit.describe import history_table
 from mergekit.errors import ErrorCode, MergekitError
+from mergekit.execution.context import StatementContext, view_name
+from mergekit.execution.dml.statement import refuse_stream_change, run_dml
+from mergekit.execution.scan import scan_table
+from mergekit.execution.types import arrow_type, spark_sql_type, spark_type, trino_name
+from mergekit.execution.views import VIEW_STATEMENTS, describe_view
 from mergekit.planner.properties import validate_table_properties
 from mergekit.result import Result
 from mergekit.spi import (
@@ -47,12 +52,7 @@ from .constraints import (
     verify_stored,
     with_defaults,
 )
-from .context import StatementContext, view_name
 from .evolution import refuse_constrained, rename_column, set_column_type
-from .scan import scan_table
-from .statement import refuse_stream_change, run_dml
-from .types import arrow_type, spark_sql_type, spark_type, trino_name
-from .views import VIEW_STATEMENTS, describe_view
 
 __all__ = ["run_ddl", "DDL_STATEMENTS"]
 
@@ -72,7 +72,7 @@ def _no_duplicate_columns(names: Sequence[str]) -> None:
 
 
 def create_table(ctx: StatementContext, st: msql.CreateTable, *, stream: StreamDefinition | None = None) -> Result:
-    """CREATE TABLE, and CREATE STREAM with ``stream`` (``mergekit.execution.streams``)."""
+    """CREATE TABLE, and CREATE STREAM with ``stream`` (``mergekit.execution.streaming.streams``)."""
     kind = "STREAM" if stream is not None else "TABLE"
     catalog, name = ctx.catalogs.split_name(st.name)
     connector = ctx.catalogs.get(catalog)

@@ -29,13 +29,13 @@ import pyarrow.compute as pc
 
 from mergekit import sql as msql
 from mergekit.errors import ErrorCode, MergekitError
+from mergekit.execution.context import StatementContext
+from mergekit.execution.failures import translate_error
 from mergekit.metadata import ResolvedTable
 from mergekit.planner import TargetTable, not_null_violation
 from mergekit.result import Result
 from mergekit.spi import MERGE_PAGE_LAYOUT, ColumnHandle, MergeOperation
 
-from .context import StatementContext
-from .errors import translate_error
 from .statement import resolve_target
 
 __all__ = ["DriverAppend", "arrow_zones", "check_arrow", "driver_append_plan", "insert_columns", "run_driver_append"]

@@ -17,13 +17,12 @@ import attrs
 
 from mergekit import sql as msql
 from mergekit.errors import ErrorCode, MergekitError
+from mergekit.execution.context import StatementContext
+from mergekit.execution.ddl.statements import create_table
+from mergekit.execution.scan import scan_stream
 from mergekit.metadata import ResolvedTable, version_of
 from mergekit.result import Result
 from mergekit.spi import ColumnHandle, MonotonicColumn, StreamDefinition, sql_type_name
-
-from .context import StatementContext
-from .ddl import create_table
-from .scan import scan_stream
 
 __all__ = ["create_stream", "check_query_modality", "kind_of", "run_stream_query", "stream_table"]
 

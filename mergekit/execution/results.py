@@ -26,7 +26,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.util import _local_iterator_from_socket
 
 from mergekit.errors import MergekitError
-from mergekit.execution.errors import translate_error
+from mergekit.execution.failures import translate_error
 
 __all__ = ["SparkArrowSource"]
 

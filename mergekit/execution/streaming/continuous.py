@@ -29,15 +29,15 @@ from pyspark.sql import functions as F
 
 from mergekit import sql as msql
 from mergekit.errors import ErrorCode, MergekitError
+from mergekit.execution.context import StatementContext
+from mergekit.execution.scan import scan_stream
+from mergekit.execution.types import spark_schema
+from mergekit.execution.views import expand_statement_views
 from mergekit.metadata import ResolvedTable
 from mergekit.spi import ColumnHandle, ConnectorSession, StreamCommit, sql_type_name
 
-from .context import StatementContext
-from .scan import scan_stream
-from .stream_source import SOURCE_NAME, CommitsSource, encode_streams
+from .source import SOURCE_NAME, CommitsSource, encode_streams
 from .streams import kind_of, stream_table
-from .types import spark_schema
-from .views import expand_statement_views
 
 __all__ = ["ContinuousQuery", "StreamHandle", "batch_ranges", "register_source", "start_commits_query"]
 
@@ -328,7 +328,7 @@ class StreamHandle:
             exc = self.failure[-1]
         if isinstance(exc, MergekitError):
             return exc
-        from .errors import translate_error
+        from mergekit.execution.failures import translate_error
 
         return translate_error(exc)
 

@@ -12,12 +12,11 @@ from pyspark.sql import types as T
 
 from mergekit import sql as msql
 from mergekit.errors import ErrorCode, MergekitError
+from mergekit.execution.context import StatementContext
+from mergekit.execution.types import arrow_type, trino_name
 from mergekit.planner.evolution import added_merge_columns, type_change_needed
 from mergekit.result import Result
 from mergekit.spi import ColumnMetadata, ConnectorTableMetadata, parse_sql_type
-
-from .context import StatementContext
-from .types import arrow_type, trino_name
 
 __all__ = ["rename_column", "set_column_type", "merge_added_columns", "refuse_constrained"]
 

@@ -21,6 +21,9 @@ from pyspark.sql import types as T
 from mergekit import sql as msql
 from mergekit.describe import create_table_text
 from mergekit.errors import ErrorCode, MergekitError
+from mergekit.execution.context import StatementContext
+from mergekit.execution.scan import scan_table
+from mergekit.execution.types import coercible, spark_type, trino_name
 from mergekit.metadata import ResolvedTable
 from mergekit.planner import check_violation
 from mergekit.result import Result
@@ -38,10 +41,6 @@ from mergekit.spi import (
     StreamDefinition,
     sql_type_name,
 )
-
-from .context import StatementContext
-from .scan import scan_table
-from .types import coercible, spark_type, trino_name
 
 __all__ = [
     "with_defaults",

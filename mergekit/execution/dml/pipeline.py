@@ -332,7 +332,7 @@ def run_merge_pipeline(
     Raises on any task failure (the caller aborts the merge).
 
     ``colocated``: every merge row of a target row comes out of one task of ``rows`` (a shuffle join on the
-    ON clause's equality keys, see :attr:`~mergekit.execution.merge_rows.MergeQueryBuilder.colocated`). Then the duplicate-match check runs
+    ON clause's equality keys, see :attr:`~mergekit.execution.dml.merge_rows.MergeQueryBuilder.colocated`). Then the duplicate-match check runs
     in those tasks and, when the connector asks for no redistribution, processor and sink too: no shuffle
     after the join at all."""
     processor = row_change_processor(plan)

@@ -27,6 +27,12 @@ from pyspark.sql.pandas.types import to_arrow_type
 
 from mergekit import sql as msql
 from mergekit.errors import ErrorCode, MergekitError
+from mergekit.execution.arrow.cases import compile_lookup
+from mergekit.execution.context import StatementContext
+from mergekit.execution.ddl.evolution import merge_added_columns
+from mergekit.execution.failures import translate_error
+from mergekit.execution.scan import scan_table
+from mergekit.execution.types import spark_sql_type, spark_type, trino_name
 from mergekit.metadata import ResolvedTable
 from mergekit.planner import (
     JoinKind,
@@ -56,11 +62,7 @@ from mergekit.spi import (
     sql_type_name,
 )
 
-from .arrow_eval import compile_lookup
-from .context import StatementContext
-from .errors import translate_error
 from .estimates import estimate_source_keys, source_key_values
-from .evolution import merge_added_columns
 from .lengths import without_char_columns
 from .lookup import KEY, arrow_join_type, binary_collation, run_lookup_merge
 from .merge_rows import SRC, MergeQueryBuilder, check_types, q
@@ -75,8 +77,6 @@ from .row_level import (
     row_level_supported,
     run_row_level,
 )
-from .scan import scan_table
-from .types import spark_sql_type, spark_type, trino_name
 
 __all__ = ["PlannedDml", "plan_dml", "explain_dml", "resolve_target", "run_dml"]
 
@@ -143,7 +143,7 @@ def resolve_target(
         paradigm = meta.get_row_change_paradigm(session=session, table_handle=table.handle)
     except MergekitError as exc:
         # An INSERT changes no existing row: an append-only connector needs neither a row id nor a paradigm.
-        # A DELETE / UPDATE may run through the row-level SPI (mergekit.execution.row_level); MERGE may not.
+        # A DELETE / UPDATE may run through the row-level SPI (mergekit.execution.dml.row_level); MERGE may not.
         if exc.code is not ErrorCode.NOT_SUPPORTED:
             raise
         if not insert_only and not (row_level and row_level_supported(meta, session, table.handle, row_level)):
@@ -355,7 +355,7 @@ def _strategy(
 def _prepare_lookup(
     ctx: StatementContext, planned: PlannedDml, builder: MergeQueryBuilder, handle: ConnectorTableHandle
 ) -> tuple[_LookupPrepared | None, str]:
-    """A MERGE by index lookups (:mod:`mergekit.execution.lookup`) is possible when the connector has an index on
+    """A MERGE by index lookups (:mod:`mergekit.execution.dml.lookup`) is possible when the connector has an index on
     the ON clause's target column, the key compares in Arrow as in Spark and every WHEN clause evaluates in Arrow;
     else (None, why not)."""
     plan, table, columns = planned.plan, planned.table, planned.scan_columns

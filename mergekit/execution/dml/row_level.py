@@ -31,6 +31,19 @@ from pyspark.sql.pandas.types import to_arrow_type
 
 from mergekit import sql as msql
 from mergekit.errors import ErrorCode, MergekitError
+from mergekit.execution.arrow.rows import (
+    MULTIPLE_ROWS_MESSAGE,
+    Compiled,
+    Lookup,
+    RowCompiler,
+    Unsupported,
+    assign,
+    column_of,
+    mask_of,
+)
+from mergekit.execution.context import StatementContext
+from mergekit.execution.failures import translate_error
+from mergekit.execution.scan import conform_page
 from mergekit.metadata import ResolvedTable
 from mergekit.planner import MergePlan, check_violation, not_null_violation
 from mergekit.result import Result
@@ -47,11 +60,7 @@ from mergekit.spi import (
     sql_type_name,
 )
 
-from .context import StatementContext
-from .errors import translate_error
 from .lengths import Bounded, bounded_columns, fit
-from .row_eval import MULTIPLE_ROWS_MESSAGE, Compiled, Lookup, RowCompiler, Unsupported, assign, column_of, mask_of
-from .scan import conform_page
 
 __all__ = [
     "MERGE_NEEDS_MERGE_SPI",
