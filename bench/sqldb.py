@@ -375,7 +375,8 @@ class _MergekitSqldb:
         self.paths, self.spark = paths, spark
 
     def run(self, db_uri: str) -> dict[str, Any]:
-        import mergekit.execution.dml.statement as statement
+        import mergekit.execution.dml.run as statement
+        import mergekit.execution.dml.target as target
         from mergekit import Engine
 
         engine = Engine(spark=self.spark, catalogs={"pg": {"connector": "sqldb", "uri": db_uri}})
@@ -385,8 +386,9 @@ class _MergekitSqldb:
             md = engine.catalog("pg").get_metadata()
             for attr in ("begin_merge", "finish_merge", "abort_merge"):
                 timer.wrap(md, attr, attr)
-            for attr in ("run_merge_pipeline", "run_lookup_merge", "scan_table", "source_key_values"):
+            for attr in ("run_merge_pipeline", "run_lookup_merge", "source_key_values"):
                 timer.wrap(statement, attr, attr)
+            timer.wrap(target, "scan_table", "scan_table")
             t0 = time.perf_counter()
             res = engine.execute(MK_MERGE_SQL)
             elapsed = time.perf_counter() - t0

@@ -128,10 +128,12 @@ class _Mergekit:
         self.engine.register_dataframe("s", self.spark.read.parquet(self.paths["S"]))
 
     def run(self, profile: bool) -> dict[str, Any]:
-        import mergekit.execution.dml.statement as engine_mod
+        import mergekit.execution.dml.run as engine_mod
+        import mergekit.execution.dml.target as target_mod
 
         timer = _PhaseTimer()
-        saved = {name: getattr(engine_mod, name, None) for name in ("run_merge_pipeline", "scan_table")}
+        saved = {(engine_mod, "run_merge_pipeline"): engine_mod.run_merge_pipeline}
+        saved[(target_mod, "scan_table")] = target_mod.scan_table
         if profile:
             md = self.engine.catalog("lake").get_metadata()
             for attr in (
@@ -146,15 +148,14 @@ class _Mergekit:
             ):
                 timer.wrap(md, attr)
             timer.wrap(engine_mod, "run_merge_pipeline", "spark_job (scan+join+case+process+sinks)")
-            timer.wrap(engine_mod, "scan_table", "scan_table (driver: plan splits)")
+            timer.wrap(target_mod, "scan_table", "scan_table (driver: plan splits)")
         try:
             t0 = time.perf_counter()
             res = self.engine.execute(MERGE_SQL)
             elapsed = time.perf_counter() - t0
         finally:
-            for name, fn in saved.items():
-                if fn is not None:
-                    setattr(engine_mod, name, fn)
+            for (module, name), fn in saved.items():
+                setattr(module, name, fn)
         out: dict[str, Any] = {"seconds": elapsed, "row_count": res.row_count}
         if profile:
             out["phases"] = timer.times

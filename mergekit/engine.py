@@ -28,7 +28,7 @@ from mergekit.execution.dml.append import (
     driver_append_plan,
     run_driver_append,
 )
-from mergekit.execution.dml.statement import run_dml
+from mergekit.execution.dml.run import run_dml
 from mergekit.execution.failures import translate_error
 from mergekit.execution.query import explain, run_query
 from mergekit.execution.session import applied_conf, local_session, python_for_workers, session_time_zone

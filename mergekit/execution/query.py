@@ -6,7 +6,8 @@ from __future__ import annotations
 import pyarrow as pa
 
 from mergekit import sql as msql
-from mergekit.execution.dml.statement import explain_dml, spi_constraint
+from mergekit.execution.dml.plan import explain_dml
+from mergekit.execution.dml.target import spi_constraint
 from mergekit.execution.streaming.streams import check_query_modality, run_stream_query
 from mergekit.result import Result
 

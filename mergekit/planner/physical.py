@@ -1,6 +1,6 @@
 """The physical strategy of a DML statement: which of the engine's paths runs it (no Spark).
 
-One decision, made before the statement begins (``mergekit.execution.dml.statement.plan_dml``): ``EXPLAIN`` prints this
+One decision, made before the statement begins (``mergekit.execution.dml.plan.plan_dml``): ``EXPLAIN`` prints this
 strategy, the statement runs it, and ``Result.metrics["strategy"]`` names it.
 
 - :class:`InsertFromSource`: INSERT (and CREATE TABLE AS): the source's rows all take the INSERT case; no target read.

@@ -168,7 +168,7 @@ def test_lookup_merge_errors_leave_the_table_unchanged(spark, tmp_path, monkeypa
         "MERGE INTO t USING nulls s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v "
         "WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v)": ErrorCode.CONSTRAINT_VIOLATION,
     }
-    import mergekit.execution.dml.statement as statement_module
+    import mergekit.execution.dml.run as statement_module
 
     calls = []
     real = statement_module.run_lookup_merge

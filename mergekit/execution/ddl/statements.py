@@ -18,7 +18,8 @@ from mergekit import sql as msql
 from mergekit.describe import history_table
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.context import StatementContext, view_name
-from mergekit.execution.dml.statement import refuse_stream_change, run_dml
+from mergekit.execution.dml.run import run_dml
+from mergekit.execution.dml.target import refuse_stream_change
 from mergekit.execution.scan import scan_table
 from mergekit.execution.types import arrow_type, spark_sql_type, spark_type, trino_name
 from mergekit.execution.views import VIEW_STATEMENTS, describe_view

@@ -36,7 +36,7 @@ from mergekit.planner import TargetTable, not_null_violation
 from mergekit.result import Result
 from mergekit.spi import MERGE_PAGE_LAYOUT, ColumnHandle, MergeOperation
 
-from .statement import resolve_target
+from .target import resolve_target
 
 __all__ = ["DriverAppend", "arrow_zones", "check_arrow", "driver_append_plan", "insert_columns", "run_driver_append"]
 

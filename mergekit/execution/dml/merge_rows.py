@@ -81,7 +81,7 @@ class MergeQueryBuilder:
     # Pre-filter the target to rows whose join keys occur in the source (a broadcast semi join): a RIGHT
     # join then shuffles the rows that can match, not the whole target. Only when the source is small.
     reduce_target: bool = False
-    # How the source's key values are collected for dynamic pruning (see ``Engine._source_key_values``):
+    # How the source's key values are collected for dynamic pruning (see :func:`.estimates.source_key_values`):
     # None (not worth it), "distinct" (a DISTINCT ... LIMIT into Python values) or "arrow" (every key value
     # through Arrow, deduplicated on the driver: sources of up to millions of keys).
     collect_key_values: str | None = None
@@ -89,7 +89,7 @@ class MergeQueryBuilder:
     value_set_columns: frozenset[str] = frozenset()
     # Per join key: the target column when the target side is a bare column (``t.id``), else None.
     key_columns: tuple[str | None, ...] = ()
-    # A large source joined on one equality: worth a MERGE by index lookups (``Engine._lookup_merge``).
+    # A large source joined on one equality: worth a MERGE by index lookups (:mod:`.lookup`).
     lookup: bool = False
 
     @property
