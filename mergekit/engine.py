@@ -1,23 +1,24 @@
 """The embedder's facade (DESIGN.md §4): ``Engine.local()``, ``Engine(spark=..., catalogs=...)``, ``execute``.
 
-Each statement is parsed (``mergekit.sql``), then dispatched by its kind to the execution layer: queries and EXPLAIN
-(``execution.query``), DML (``execution.statement``: the MERGE plan, seed 002's steps) and DDL
-(``execution.ddl``). Catalogs and names live in ``mergekit.metadata``. The caller's Spark session keeps its own
-configuration: mergekit's settings apply per statement (``execution.session.applied_conf``).
+Each statement is parsed (``mergekit.sql``), then dispatched by its kind (:data:`STATEMENTS`) to the execution
+layer by the engine's :class:`~mergekit.execution.runner.StatementRunner` (the lock, mergekit's Spark settings for the
+statement's duration only, the statement's context, coded errors): queries and EXPLAIN (``execution.query``), DML
+(``execution.dml.run``: the MERGE plan, seed 002's steps), DDL (``execution.ddl``), and the streaming job statements
+(``execution.streaming.service``, which also starts continuous runs). Catalogs and names live in
+``mergekit.catalogs``.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
-import threading
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 
 from mergekit import sql as msql
+from mergekit.catalogs import Catalogs, connector_from_spec, default_connector
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.context import StatementContext
 from mergekit.execution.ddl.statements import DDL_STATEMENTS
@@ -29,20 +30,17 @@ from mergekit.execution.dml.append import (
     run_driver_append,
 )
 from mergekit.execution.dml.run import run_dml
-from mergekit.execution.failures import translate_error
 from mergekit.execution.query import explain, run_query
-from mergekit.execution.session import applied_conf, local_session, python_for_workers, session_time_zone
+from mergekit.execution.runner import StatementRunner, in_context
+from mergekit.execution.session import local_session
 from mergekit.execution.session_statements import SESSION_STATEMENTS
 from mergekit.execution.streaming.continuous import StreamHandle
-from mergekit.execution.streaming.jobs import JobStore
+from mergekit.execution.streaming.service import StreamingService
 from mergekit.execution.streaming.streams import create_stream
 from mergekit.execution.user_frames import UserFrame
-from mergekit.execution.views import expand_statement_views
-from mergekit.metadata import Catalogs, connector_from_spec, default_connector
 from mergekit.planner import check_session_property
 from mergekit.result import Result
 from mergekit.spi import Connector
-from mergekit.streaming import run_job_statement, start_continuous
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -98,18 +96,11 @@ class Engine:
         self.spark = spark if spark is not None else local_session()
         # streaming jobs' definitions and checkpoints, and named continuous queries' checkpoints
         self.streams_dir = streams_dir
-        self._jobs = JobStore(streams_dir)
-        self._running: dict[str, StreamHandle] = {}  # streaming jobs started here (START STREAMING JOB)
-        self._streams: list[StreamHandle] = []  # continuous runs started here (Engine.stream)
-        # the session's configuration stays the caller's: mergekit's settings apply per statement (applied_conf)
-        self._python_exec = python_for_workers(self.spark)
-        self._catalogs = Catalogs(default_catalog=default_catalog, default_schema=default_schema)
-        self._dataframes: dict[str, UserFrame] = {}
-        self._live_views: set[str] = set()
-        self._lock = threading.RLock()
-        self._spark_statements = 0  # Spark statements running (under the lock, with mergekit's settings)
-        self._user_zone: str | None = None  # the caller's session zone when the last one began
-        self._session_properties: dict[str, str] = {}  # SET SESSION (mergekit.planner.session)
+        catalog_set = Catalogs(default_catalog=default_catalog, default_schema=default_schema)
+        # what runs each statement (the lock, mergekit's settings per statement, errors), shared with streaming
+        self._runner = StatementRunner(self.spark, catalog_set, {t: in_context(h) for t, h in STATEMENTS.items()})
+        self._streaming = StreamingService(self._runner, streams_dir)
+        self._runner.handlers.update(self._streaming.handlers())
         for name, spec in catalogs.items():
             self.add_catalog(name, spec)
 
@@ -141,32 +132,30 @@ class Engine:
 
     @property
     def default_catalog(self) -> str:
-        return self._catalogs.default_catalog
+        return self._runner.catalogs.default_catalog
 
     @property
     def default_schema(self) -> str:
-        return self._catalogs.default_schema
+        return self._runner.catalogs.default_schema
 
     # ---- catalogs ----------------------------------------------------------------------------------
 
     def add_catalog(self, name: str, spec: Connector | Mapping[str, Any]) -> Connector:
         """Serve catalog ``name`` by a connector, or by the installed connector its config names."""
-        return self._catalogs.add(name, connector_from_spec(name, spec), None if isinstance(spec, Connector) else spec)
+        catalogs = self._runner.catalogs
+        return catalogs.add(name, connector_from_spec(name, spec), None if isinstance(spec, Connector) else spec)
 
     def catalog(self, name: str) -> Connector:
-        return self._catalogs.get(name)
+        return self._runner.catalogs.get(name)
 
     @property
     def catalogs(self) -> Mapping[str, Connector]:
-        return self._catalogs.all()
+        return self._runner.catalogs.all()
 
     def close(self) -> None:
-        for handle in [*self._running.values(), *self._streams]:
-            handle.stop()
-        self._running.clear()
-        self._streams.clear()
-        self._catalogs.close()
-        self._context().drop_views(list(self._live_views))
+        self._streaming.close()
+        self._runner.catalogs.close()
+        self._runner.close()
 
     # ---- statements --------------------------------------------------------------------------------
 
@@ -177,9 +166,7 @@ class Engine:
         iterated (``Result.batches()``, iteration), one partition at a time, so any size fits in memory."""
         statement = msql.parse_statement(sql)
         try:
-            if isinstance(statement, msql.CreateStreamingJob | msql.JobAction | msql.ShowStreamingJobs):
-                return run_job_statement(self, statement)
-            return self._run(statement, stream=stream)
+            return self._runner.run(statement, stream=stream)
         except MergekitError as err:  # WHERE name = "a": say what double quotes mean
             msql.add_quoted_name_hint(err, sql)
             raise
@@ -187,7 +174,7 @@ class Engine:
     def running_job(self, name: str) -> StreamHandle | None:
         """The handle of streaming job ``name`` started by ``START STREAMING JOB`` on this engine (its ``progress``,
         ``exception``, ``process_all_available()``), or None when it is not running here."""
-        return self._running.get(name.lower())
+        return self._streaming.running_job(name)
 
     def stream(
         self,
@@ -211,8 +198,8 @@ class Engine:
         statement = msql.parse_statement(sql)
         if not isinstance(statement, msql.Query):
             raise MergekitError(ErrorCode.NOT_SUPPORTED, "Engine.stream runs a SELECT STREAM query")
-        return start_continuous(
-            self, statement, on_batch=on_batch, trigger=trigger, name=name, max_commits=max_commits_per_batch
+        return self._streaming.start(
+            statement, on_batch=on_batch, trigger=trigger, name=name, max_commits=max_commits_per_batch
         )
 
     def execute_script(self, text: str) -> list[Result]:
@@ -229,7 +216,7 @@ class Engine:
         qname = msql.QualifiedName.parse(name)
         ref = msql.TableRef(name=qname, version=version)
         # the caller's filters are unknown: none may run on the row versions the scan drops
-        with self._lock, applied_conf(self.spark, self._python_exec), self._statement() as ctx:
+        with self._runner.settings(), self._runner.statement() as ctx:
             ctx.guard_scans = True
             ctx.bind([ref])
             return self.spark.table(ctx.views[ref])
@@ -256,13 +243,13 @@ class Engine:
             plan = driver_append_plan(ctx, qname, arrow)
             return run_driver_append(ctx, plan, arrow) if isinstance(plan, DriverAppend) else plan
 
-        done = self._in_statement(run, spark=False)
+        done = self._runner.in_statement(run, spark=False)
         if isinstance(done, Result):
             return done
         view = f"mk_arrow_{next(_source_ids)}"
         columns = ", ".join('"' + c.replace('"', '""') + '"' for c in arrow.column_names)
         # an Arrow timestamp with a zone is that zone's wall clock; one without is the session's (arrow_zones)
-        self._dataframes[view] = UserFrame(self.spark.createDataFrame(arrow), arrow_zones(arrow.schema))
+        self._runner.register(view, UserFrame(self.spark.createDataFrame(arrow), arrow_zones(arrow.schema)))
         try:
             result = self.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM {view}")
         finally:
@@ -280,113 +267,10 @@ class Engine:
         """Make a DataFrame readable by name in statements (for sources that are not catalog tables). Its values
         mean what the Spark session shows for them: timestamps in the session's time zone (docs/quickstart.md,
         "Time zones")."""
-        self._dataframes[name.lower()] = UserFrame(df)
+        self._runner.register_dataframe(name, df)
 
     def unregister_dataframe(self, name: str) -> None:
-        self._dataframes.pop(name.lower(), None)
-
-    def _context(
-        self,
-        *,
-        stream: bool = False,
-        overrides: Mapping[str, str] | None = None,
-        connector_properties: Mapping[str, Any] | None = None,
-        user_zone: str | None = None,
-    ) -> StatementContext:
-        return StatementContext(
-            self.spark,
-            self._catalogs,
-            dataframes=self._dataframes,
-            live_views=self._live_views,
-            stream=stream,
-            session_properties=self._session_properties,
-            overrides=overrides,
-            connector_properties=connector_properties,
-            user_zone=user_zone,
-        )
-
-    @contextmanager
-    def _statement(
-        self,
-        *,
-        stream: bool = False,
-        overrides: Mapping[str, str] | None = None,
-        connector_properties: Mapping[str, Any] | None = None,
-        user_zone: str | None = None,
-    ) -> Iterator[StatementContext]:
-        ctx = self._context(
-            stream=stream, overrides=overrides, connector_properties=connector_properties, user_zone=user_zone
-        )
-        try:
-            yield ctx
-        finally:
-            ctx.drop_views()
-
-    def _run(
-        self,
-        statement: msql.Statement,
-        *,
-        stream: bool = False,
-        overrides: Mapping[str, str] | None = None,
-        connector_properties: Mapping[str, Any] | None = None,
-    ) -> Result:
-        handler = STATEMENTS.get(type(statement))
-        if handler is None:
-            raise MergekitError(ErrorCode.NOT_SUPPORTED, f"Statement not supported: {type(statement).__name__}")
-
-        def run(ctx: StatementContext) -> Result:
-            expanded = expand_statement_views(ctx, statement)  # views become their queries (execution.views)
-            ctx.guard_scans = msql.predicates_may_fail(expanded)
-            return handler(ctx, expanded)
-
-        return self._in_statement(run, stream=stream, overrides=overrides, connector_properties=connector_properties)
-
-    def _in_statement(
-        self,
-        fn: Callable[[StatementContext], _T],
-        *,
-        stream: bool = False,
-        overrides: Mapping[str, str] | None = None,
-        connector_properties: Mapping[str, Any] | None = None,
-        spark: bool = True,
-    ) -> _T:
-        """``fn(ctx)`` as one statement: under the engine's lock and mergekit's Spark settings, its views dropped
-        at the end, any failure a :class:`MergekitError`. ``spark=False``: ``fn`` runs no Spark (it only talks to
-        connectors on the driver), so it needs neither the settings nor the lock that keeps the engine's Spark
-        statements one at a time; the connectors' metadata is thread-safe (``mergekit.spi``)."""
-        if not spark:
-            # the caller's zone: while a Spark statement runs, the session shows mergekit's (UTC), not the caller's
-            user_zone = self._user_zone if self._spark_statements else session_time_zone(self.spark)
-            with self._statement(
-                stream=stream, overrides=overrides, connector_properties=connector_properties, user_zone=user_zone
-            ) as ctx:
-                return self._translated(fn, ctx)
-        with self._lock:
-            if not self._spark_statements:  # (a nested statement: the session shows mergekit's settings already)
-                self._user_zone = session_time_zone(self.spark)  # before mergekit's settings replace the caller's
-            self._spark_statements += 1
-            try:
-                with (
-                    applied_conf(self.spark, self._python_exec),
-                    self._statement(
-                        stream=stream,
-                        overrides=overrides,
-                        connector_properties=connector_properties,
-                        user_zone=self._user_zone,
-                    ) as ctx,
-                ):
-                    return self._translated(fn, ctx)
-            finally:
-                self._spark_statements -= 1
-
-    @staticmethod
-    def _translated(fn: Callable[[StatementContext], _T], ctx: StatementContext) -> _T:
-        try:
-            return fn(ctx)
-        except MergekitError:
-            raise
-        except Exception as exc:  # Spark, py4j, worker failures
-            raise translate_error(exc) from exc
+        self._runner.unregister_dataframe(name)
 
 
 class MergeBuilder:
@@ -481,4 +365,4 @@ class MergeBuilder:
             self._engine.unregister_dataframe(name)
 
     def _run(self, sql: str) -> Result:
-        return self._engine._run(msql.parse_statement(sql), overrides=self._properties)
+        return self._engine._runner.run(msql.parse_statement(sql), overrides=self._properties)

@@ -10,8 +10,8 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from mergekit import sql as msql
+from mergekit.catalogs import Catalogs, ResolvedTable, version_of
 from mergekit.execution.dml.lengths import without_char_columns
-from mergekit.metadata import Catalogs, ResolvedTable, version_of
 from mergekit.spi import ColumnHandle, ConnectorSession, Constraint, TableVersion, sql_type_name
 
 from .scan import scan_table

@@ -13,8 +13,8 @@ from __future__ import annotations
 import pyarrow as pa
 
 from mergekit import sql as msql
+from mergekit.catalogs import version_of
 from mergekit.errors import ErrorCode, MergekitError
-from mergekit.metadata import version_of
 from mergekit.result import Result
 from mergekit.spi import ConnectorViewDefinition, SchemaTableName, ViewColumn
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from mergekit.sql import references as _references
 from mergekit.sql.analysis import lower as _lower
 from mergekit.sql.parse import defaults as _defaults
 from mergekit.sql.spark import render as _render
@@ -84,7 +85,7 @@ class Tree:
         return self.node.sql(dialect="trino")
 
     def table_refs(self) -> tuple[TableRef, ...]:
-        return _render.table_refs(self.node)
+        return _references.table_refs(self.node)
 
     def to_spark(
         self,
@@ -128,7 +129,7 @@ class Expression(Tree):
 
     def column_refs(self) -> frozenset[tuple[str | None, str]]:
         """(qualifier or None, column) for every column referenced outside subqueries."""
-        return _render.column_refs(self.node)
+        return _references.column_refs(self.node)
 
     @property
     def is_column(self) -> bool:
@@ -139,7 +140,7 @@ class Expression(Tree):
 
     @property
     def is_null_literal(self) -> bool:
-        return _render.is_null_literal(self.node)
+        return _references.is_null_literal(self.node)
 
     @property
     def is_default(self) -> bool:

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pytest
 
 from mergekit import Engine
-from mergekit.metadata import default_connector
+from mergekit.catalogs import default_connector
 from mergekit.plugins import create_connector
 from mergekit.spi import ColumnMetadata, ConnectorSession, ConnectorTableMetadata, SchemaTableName
 

@@ -127,3 +127,50 @@ def test_connectors_import_only_the_spi_and_errors(connector: str) -> None:
                 if f".{name} import" in p.read_text() or f"import {name}" in p.read_text()
             ]
             assert users == [], users
+
+
+# Inside the SQL layer: parsing makes the statement model and knows nothing of its translation to Spark SQL.
+SQL_SUBPACKAGES = {"mergekit/sql/parse": ("mergekit.sql.spark",)}
+
+
+@pytest.mark.parametrize("folder", sorted(SQL_SUBPACKAGES))
+def test_sql_subpackage_rules(folder: str) -> None:
+    bad = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in _modules(ROOT / folder)
+        for name in _imports(path)
+        if any(name == f or name.startswith(f + ".") for f in SQL_SUBPACKAGES[folder])
+    ]
+    assert bad == []
+
+
+def test_execution_does_not_know_the_facade() -> None:
+    """The engine builds the execution layer's objects (the StatementRunner, the streaming service) and hands them
+    down: nothing in mergekit/execution imports mergekit.engine or names Engine in code."""
+    offenders = []
+    for path in _modules(ROOT / "mergekit" / "execution"):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        rel = path.relative_to(ROOT).as_posix()
+        for node in ast.walk(tree):  # TYPE_CHECKING imports count: they say who depends on whom
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("mergekit.engine"):
+                offenders.append(f"{rel}:{node.lineno} imports {node.module}")
+            if isinstance(node, ast.Name) and node.id == "Engine":
+                offenders.append(f"{rel}:{node.lineno} names Engine")
+    assert offenders == []
+
+
+def test_only_the_engine_reads_the_engines_private_state() -> None:
+    """``engine._x`` (or ``self._engine._x``) outside mergekit/engine.py: a seam the layers cannot see."""
+    offenders = []
+    for path in _modules(ROOT / "mergekit"):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel == "mergekit/engine.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if not (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")):
+                continue
+            owner = node.value
+            name = owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else ""
+            if name in ("engine", "_engine"):
+                offenders.append(f"{rel}:{node.lineno} reads {name}.{node.attr}")
+    assert offenders == []

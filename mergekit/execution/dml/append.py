@@ -28,10 +28,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from mergekit import sql as msql
+from mergekit.catalogs import ResolvedTable
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.context import StatementContext
 from mergekit.execution.failures import translate_error
-from mergekit.metadata import ResolvedTable
 from mergekit.planner import TargetTable, not_null_violation
 from mergekit.result import Result
 from mergekit.spi import MERGE_PAGE_LAYOUT, ColumnHandle, MergeOperation

@@ -12,11 +12,11 @@ import attrs
 from pyspark.sql import types as T
 
 from mergekit import sql as msql
+from mergekit.catalogs import ResolvedTable
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.context import StatementContext
 from mergekit.execution.ddl.evolution import merge_added_columns
 from mergekit.execution.types import spark_sql_type, spark_type, trino_name
-from mergekit.metadata import ResolvedTable
 from mergekit.planner import (
     JoinKind,
     MergePlan,

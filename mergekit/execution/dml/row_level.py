@@ -30,6 +30,7 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_type
 
 from mergekit import sql as msql
+from mergekit.catalogs import ResolvedTable
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.arrow.rows import (
     MULTIPLE_ROWS_MESSAGE,
@@ -44,7 +45,6 @@ from mergekit.execution.arrow.rows import (
 from mergekit.execution.context import StatementContext
 from mergekit.execution.failures import translate_error
 from mergekit.execution.scan import conform_page
-from mergekit.metadata import ResolvedTable
 from mergekit.planner import MergePlan, check_violation, not_null_violation
 from mergekit.result import Result
 from mergekit.spi import (

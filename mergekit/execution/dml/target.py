@@ -11,11 +11,11 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from mergekit import sql as msql
+from mergekit.catalogs import ResolvedTable
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.context import StatementContext
 from mergekit.execution.scan import scan_table
 from mergekit.execution.types import spark_type
-from mergekit.metadata import ResolvedTable
 from mergekit.planner import (
     MergePlan,
     TargetTable,

@@ -28,12 +28,12 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from mergekit import sql as msql
+from mergekit.catalogs import ResolvedTable
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.context import StatementContext
 from mergekit.execution.scan import scan_stream
 from mergekit.execution.types import spark_schema
 from mergekit.execution.views import expand_statement_views
-from mergekit.metadata import ResolvedTable
 from mergekit.spi import ColumnHandle, ConnectorSession, StreamCommit, sql_type_name
 
 from .source import SOURCE_NAME, CommitsSource, encode_streams

@@ -28,7 +28,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, Window
@@ -44,6 +44,9 @@ from mergekit.result import Result
 from mergekit.spi import JOB_BATCH_PROPERTY, JobBatch
 
 from .continuous import ContinuousQuery, StreamHandle, batch_ranges, start_commits_query
+
+if TYPE_CHECKING:
+    from mergekit.execution.runner import StatementRunner
 
 __all__ = ["JobStore", "as_error", "job_batch_runner", "FAULT_AFTER_COMMIT"]
 
@@ -160,7 +163,7 @@ def check_job(ctx: StatementContext, job: msql.CreateStreamingJob) -> Continuous
 
 
 def job_batch_runner(
-    engine: Any,
+    runner: StatementRunner,
     job: msql.CreateStreamingJob,
     job_id: str,
     prepared: ContinuousQuery,
@@ -183,13 +186,13 @@ def job_batch_runner(
             return  # no commit arrived: nothing to run, nothing to record
         entry: dict[str, Any] = {"batch": batch_id, "commits": ranges, "started_at": time.time()}
         try:
-            with engine._lock:
-                target, last = engine._in_statement(lambda ctx: _last_batch(ctx, job, job_id))
+            with runner.lock:
+                target, last = runner.in_statement(lambda ctx: _last_batch(ctx, job, job_id))
                 if last is not None and last >= batch_id:
                     entry["skipped"] = f"batch {batch_id} was committed already (last committed: {last})"
                     handle.progress.append(entry)
                     return
-                prepared_source = engine._in_statement(
+                prepared_source = runner.in_statement(
                     lambda ctx: _source_rows(ctx, prepared, ranges, job, keys, order_column, batch_id)
                 )
                 if prepared_source is None:
@@ -198,13 +201,13 @@ def job_batch_runner(
                     return
                 source, entry["rows"] = prepared_source
                 try:
-                    engine.register_dataframe(msql.JOB_SOURCE, source)
+                    runner.register_dataframe(msql.JOB_SOURCE, source)
                     try:
-                        result: Result = engine._run(
+                        result: Result = runner.run(
                             job.body, connector_properties={JOB_BATCH_PROPERTY: JobBatch(job_id, batch_id)}
                         )
                     finally:
-                        engine.unregister_dataframe(msql.JOB_SOURCE)
+                        runner.unregister_dataframe(msql.JOB_SOURCE)
                 finally:
                     source.unpersist()
                 entry["committed_at"] = time.time()  # when the batch's rows became visible
@@ -216,7 +219,7 @@ def job_batch_runner(
                 if os.environ.get(FAULT_AFTER_COMMIT) == str(batch_id):
                     os._exit(17)  # a crash between the target's commit and Spark's checkpoint (tests)
                 if job.compact_every and (batch_id + 1) % job.compact_every == 0:
-                    entry["compacted"] = _compact(engine, target)
+                    entry["compacted"] = _compact(runner, target)
         except BaseException as exc:
             handle.failure.append(exc)
             if on_failure is not None:
@@ -233,7 +236,7 @@ def _last_batch(ctx: StatementContext, job: msql.CreateStreamingJob, job_id: str
     return target, meta.get_job_batch(session=ctx.session(target.catalog), table_handle=target.handle, job=job_id)
 
 
-def _compact(engine: Any, target: Any) -> str:
+def _compact(runner: StatementRunner, target: Any) -> str:
     """The target's ``compact`` procedure, after the batch committed (its failure, e.g. a concurrent writer's
     conflict, is reported in the batch's progress and does not stop the job: the batch is committed already)."""
     if "compact" not in target.connector.get_procedures():
@@ -241,7 +244,7 @@ def _compact(engine: Any, target: Any) -> str:
     name = target.name
     call = f"CALL {target.catalog}.system.compact(table => '{name.schema}.{name.table}')"
     try:
-        engine._run(msql.parse_statement(call))
+        runner.run(msql.parse_statement(call))
     except MergekitError as exc:
         return f"failed: {exc}"
     return "compacted"
@@ -345,19 +348,19 @@ def _keep_last(source: DataFrame, cols: list[str], order_column: str | None) -> 
     return ranked.where("mk_rank = 1").drop("mk_rank", "mk_arrival")
 
 
-def start_job(engine: Any, store: JobStore, name: str, *, trigger: str | None) -> StreamHandle:
+def start_job(runner: StatementRunner, store: JobStore, name: str, *, trigger: str | None) -> StreamHandle:
     """Start job ``name``'s streaming query (``trigger`` None: everything available now, then stop)."""
     job = store.load(name)
-    prepared = engine._in_statement(lambda ctx: check_job(ctx, job))
+    prepared = runner.in_statement(lambda ctx: check_job(ctx, job))
     handle = StreamHandle(name=name, query=None)
     store.clear_failure(name)
-    runner = job_batch_runner(
-        engine, job, store.job_id(name), prepared, handle, lambda exc: store.record_failure(name, str(as_error(exc)))
+    batch = job_batch_runner(
+        runner, job, store.job_id(name), prepared, handle, lambda exc: store.record_failure(name, str(as_error(exc)))
     )
     handle.query = start_commits_query(
-        engine.spark,
-        prepared.payload(engine._catalogs),
-        runner,
+        runner.spark,
+        prepared.payload(runner.catalogs),
+        batch,
         checkpoint=store.checkpoint(name),
         trigger=trigger,
         name=f"mk_job_{name}",

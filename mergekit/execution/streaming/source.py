@@ -69,7 +69,7 @@ class _CommitsReader(SimpleDataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def _connector(self, catalog: str, spec: Any) -> Any:
         if catalog not in self._connectors:
-            from mergekit.metadata import connector_from_spec
+            from mergekit.catalogs import connector_from_spec
 
             self._connectors[catalog] = connector_from_spec(catalog, spec)
         return self._connectors[catalog]

@@ -16,11 +16,11 @@ from typing import Any
 import attrs
 
 from mergekit import sql as msql
+from mergekit.catalogs import ResolvedTable, version_of
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.context import StatementContext
 from mergekit.execution.ddl.statements import create_table
 from mergekit.execution.scan import scan_stream
-from mergekit.metadata import ResolvedTable, version_of
 from mergekit.result import Result
 from mergekit.spi import ColumnHandle, MonotonicColumn, StreamDefinition, sql_type_name
 

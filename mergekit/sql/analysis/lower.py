@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 from sqlglot import exp
 
-from mergekit.sql.spark.render import identifier_name
+from mergekit.sql.references import identifier_name
 from mergekit.sql.spark.types import DATE_DAYS, date_overflow_message
 
 __all__ = ["Ref", "Const", "Apply", "Lowered", "lower", "conjunct_count", "DATE_DAYS", "date_overflow_message"]

@@ -18,7 +18,7 @@ import attrs
 from sqlglot import exp
 
 from mergekit.sql.names import TableRef
-from mergekit.sql.spark.render import identifier_name, table_ref_of
+from mergekit.sql.references import identifier_name, table_ref_of
 
 from .lower import BINARY_FUNCTIONS, Apply, Const, Ref, lower
 

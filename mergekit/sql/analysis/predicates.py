@@ -15,7 +15,7 @@ from typing import Any
 from sqlglot import exp
 
 from mergekit.sql.model import Expression, Query, TableRef
-from mergekit.sql.spark.render import column_refs, identifier_name, table_ref_of
+from mergekit.sql.references import column_refs, identifier_name, table_ref_of
 
 __all__ = ["scan_constraints", "predicate_constraints", "equi_join_keys"]
 

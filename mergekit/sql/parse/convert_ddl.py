@@ -31,7 +31,7 @@ from mergekit.sql.model import (
     Statement,
     Truncate,
 )
-from mergekit.sql.spark.render import identifier_name
+from mergekit.sql.references import identifier_name
 
 from .defaults import check_check_expression, check_default_expression
 from .dialect import DIALECT

@@ -19,7 +19,7 @@ from mergekit.sql.model import (
     Relation,
     Update,
 )
-from mergekit.sql.spark.render import identifier_name, table_ref_of
+from mergekit.sql.references import identifier_name, table_ref_of
 
 from .parts import (
     Parts,

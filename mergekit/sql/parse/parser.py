@@ -33,7 +33,7 @@ from mergekit.sql.model import (
     ShowTables,
     Statement,
 )
-from mergekit.sql.spark.render import identifier_name
+from mergekit.sql.references import identifier_name
 from mergekit.sql.streaming.jobs import CreateStreamingJob, match_create_job, match_job_action, split_job_source
 from mergekit.sql.streaming.streams import (
     create_stream_table,

@@ -13,7 +13,7 @@ from mergekit.sql.model import (
     Expression,
     QualifiedName,
 )
-from mergekit.sql.spark.render import identifier_name, qualified_name_of
+from mergekit.sql.references import identifier_name, qualified_name_of
 
 __all__ = ["Parts", "syntax_error", "not_supported", "literal_value", "table_name", "node_name"]
 

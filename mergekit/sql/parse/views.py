@@ -29,7 +29,7 @@ from mergekit.errors import ErrorCode, MergekitError
 from mergekit.sql import model as _model
 from mergekit.sql.model import CreateView, Expression, Query, Relation, Statement
 from mergekit.sql.names import TableRef
-from mergekit.sql.spark.render import identifier_name, real_tables, table_ref_of
+from mergekit.sql.references import identifier_name, real_tables, table_ref_of
 
 from .parser import parse_statement
 

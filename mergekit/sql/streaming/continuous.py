@@ -28,7 +28,7 @@ from sqlglot import exp
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.sql.names import TableRef
 from mergekit.sql.parse.dialect import DIALECT
-from mergekit.sql.spark.render import identifier_name, table_ref_of
+from mergekit.sql.references import identifier_name, table_ref_of
 
 from .modality import ObjectInfo, ObjectKind, cte_queries, from_items, has_aggregation, order_direction, set_branches
 

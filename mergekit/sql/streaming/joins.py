@@ -24,7 +24,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from mergekit.errors import ErrorCode, MergekitError
-from mergekit.sql.spark.render import identifier_name
+from mergekit.sql.references import identifier_name
 
 __all__ = ["StreamInput", "check_lock_step"]
 

@@ -31,7 +31,7 @@ from sqlglot import exp
 
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.sql.names import TableRef
-from mergekit.sql.spark.render import identifier_name, table_ref_of
+from mergekit.sql.references import identifier_name, table_ref_of
 
 from .interval_diff import difference_operands
 from .joins import check_lock_step

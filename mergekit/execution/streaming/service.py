@@ -1,9 +1,10 @@
-"""Continuous runs and streaming jobs, as the :class:`~mergekit.Engine` offers them (docs/streaming.md).
+"""Continuous runs and streaming jobs of one engine (docs/streaming.md): :class:`StreamingService`.
 
-``Engine.stream(sql)`` starts a continuous ``SELECT STREAM`` (``execution.continuous``: Spark Structured Streaming
-drives micro-batches over the streams' commits, each evaluated as a batch query over a slice of the log); the
-streaming job statements (``CREATE | RUN | START | STOP | DROP STREAMING JOB``, ``SHOW STREAMING JOBS``) manage
-jobs (``execution.streaming_jobs``). Everything else about statements is in ``mergekit.engine``.
+``Engine.stream(sql)`` starts a continuous ``SELECT STREAM`` (:mod:`.continuous`: Spark Structured Streaming drives
+micro-batches over the streams' commits, each evaluated as a batch query over a slice of the log); the streaming
+job statements (``CREATE | RUN | START | STOP | DROP STREAMING JOB``, ``SHOW STREAMING JOBS``) manage jobs
+(:mod:`.jobs`). The service holds what they share (the jobs' folder, the jobs and runs started here) and runs its
+statements through the engine's :class:`~mergekit.execution.runner.StatementRunner`.
 """
 
 from __future__ import annotations
@@ -18,20 +19,60 @@ import pyarrow as pa
 
 from mergekit import sql as msql
 from mergekit.errors import ErrorCode, MergekitError
-from mergekit.execution.streaming.continuous import ContinuousQuery, StreamHandle, batch_ranges, start_commits_query
-from mergekit.execution.streaming.jobs import check_job, progress_table, start_job
 from mergekit.result import Result
+
+from .continuous import ContinuousQuery, StreamHandle, batch_ranges, start_commits_query
+from .jobs import JobStore, check_job, progress_table, start_job
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from mergekit.engine import Engine
+    from mergekit.execution.runner import StatementRunner
 
-__all__ = ["run_job_statement", "start_continuous"]
+__all__ = ["StreamingService", "JOB_STATEMENTS"]
+
+#: The statements the service runs (``StreamingService.handlers``).
+JOB_STATEMENTS: tuple[type, ...] = (msql.CreateStreamingJob, msql.JobAction, msql.ShowStreamingJobs)
+
+
+class StreamingService:
+    """The streaming jobs (folders under ``streams_dir``) and continuous runs of one engine."""
+
+    def __init__(self, runner: StatementRunner, streams_dir: str | None) -> None:
+        self.runner = runner
+        self.streams_dir = streams_dir
+        self.jobs = JobStore(streams_dir)
+        self.running: dict[str, StreamHandle] = {}  # streaming jobs started here (START STREAMING JOB)
+        self.streams: list[StreamHandle] = []  # continuous runs started here (Engine.stream)
+
+    def handlers(self) -> dict[type, Any]:
+        """The runner's handlers of the job statements."""
+        return {kind: lambda runner, statement, options: run_job_statement(self, statement) for kind in JOB_STATEMENTS}
+
+    def running_job(self, name: str) -> StreamHandle | None:
+        return self.running.get(name.lower())
+
+    def start(
+        self,
+        query: msql.Query,
+        *,
+        on_batch: Callable[[pa.Table], None] | None,
+        trigger: str,
+        name: str | None,
+        max_commits: int | None = None,
+    ) -> StreamHandle:
+        return start_continuous(self, query, on_batch=on_batch, trigger=trigger, name=name, max_commits=max_commits)
+
+    def close(self) -> None:
+        """Stop every job and continuous run started here."""
+        for handle in [*self.running.values(), *self.streams]:
+            handle.stop()
+        self.running.clear()
+        self.streams.clear()
 
 
 def start_continuous(
-    engine: Engine,
+    service: StreamingService,
     query: msql.Query,
     *,
     on_batch: Callable[[pa.Table], None] | None,
@@ -39,9 +80,10 @@ def start_continuous(
     name: str | None,
     max_commits: int | None = None,
 ) -> StreamHandle:
-    prepared: ContinuousQuery = engine._in_statement(lambda ctx: ContinuousQuery(ctx, query))
+    runner = service.runner
+    prepared: ContinuousQuery = runner.in_statement(lambda ctx: ContinuousQuery(ctx, query))
     if name is not None:
-        checkpoint = engine._jobs.checkpoint(f"query_{name}")
+        checkpoint = service.jobs.checkpoint(f"query_{name}")
         temporary = None
     else:
         temporary = tempfile.mkdtemp(prefix="mergekit-stream-")
@@ -53,7 +95,7 @@ def start_continuous(
         if not ranges:
             return  # no commit arrived (Spark's first batch of a new query may be empty)
         try:
-            rows = engine._in_statement(lambda ctx: _collect(prepared.emit(ctx, ranges)))
+            rows = runner.in_statement(lambda ctx: _collect(prepared.emit(ctx, ranges)))
         except BaseException as exc:
             handle.failure.append(exc)
             raise
@@ -66,8 +108,8 @@ def start_continuous(
             handle.emitted.append(rows)
 
     handle.query = start_commits_query(
-        engine.spark,
-        prepared.payload(engine._catalogs),
+        runner.spark,
+        prepared.payload(runner.catalogs),
         batch,
         checkpoint=checkpoint,
         trigger=trigger,
@@ -76,21 +118,21 @@ def start_continuous(
     )
     if temporary is not None:
         handle.cleanup = lambda: shutil.rmtree(temporary, ignore_errors=True)
-    engine._streams[:] = [h for h in engine._streams if h.is_active] + [handle]  # Engine.close() stops it
+    service.streams[:] = [h for h in service.streams if h.is_active] + [handle]  # close() stops it
     return handle
 
 
-def _job_state(engine: Engine, name: str) -> tuple[str, str | None]:
+def _job_state(service: StreamingService, name: str) -> tuple[str, str | None]:
     """``running`` (started here and running), ``failed`` (its last run stopped with an error: the error's
     ``[CODE] message``) or ``stopped``."""
-    handle = engine._running.get(name)
+    handle = service.running.get(name)
     if handle is not None:
         error = handle.exception  # (a batch that failed stops the query: failed even before it has stopped)
         if error is not None:
             return "failed", str(error)
         if handle.is_active:
             return "running", None
-    recorded = engine._jobs.failure(name)
+    recorded = service.jobs.failure(name)
     return ("failed", recorded) if recorded is not None else ("stopped", None)
 
 
@@ -99,12 +141,12 @@ def _collect(df: Any) -> pa.Table | None:
 
 
 def run_job_statement(
-    engine: Engine, statement: msql.CreateStreamingJob | msql.JobAction | msql.ShowStreamingJobs
+    service: StreamingService, statement: msql.CreateStreamingJob | msql.JobAction | msql.ShowStreamingJobs
 ) -> Result:
-    store = engine._jobs
+    store, runner = service.jobs, service.runner
     if isinstance(statement, msql.ShowStreamingJobs):
         names = store.names()
-        states = [_job_state(engine, n) for n in names]
+        states = [_job_state(service, n) for n in names]
         return Result(
             statement="SHOW STREAMING JOBS",
             table=pa.table(
@@ -122,7 +164,7 @@ def run_job_statement(
             raise MergekitError(
                 ErrorCode.STREAMING_JOB_ALREADY_EXISTS, f"Streaming job '{statement.name}' already exists"
             )
-        engine._in_statement(lambda ctx: check_job(ctx, statement))
+        runner.in_statement(lambda ctx: check_job(ctx, statement))
         store.save(statement)
         return Result(statement="CREATE STREAMING JOB")
     name = statement.name
@@ -130,14 +172,14 @@ def run_job_statement(
         if statement.action == "drop" and statement.if_exists:
             return Result(statement="DROP STREAMING JOB")
         raise MergekitError(ErrorCode.STREAMING_JOB_NOT_FOUND, f"Streaming job '{name}' does not exist")
-    running = engine._running.get(name)
+    running = service.running.get(name)
     if running is not None and not running.is_active:
-        engine._running.pop(name, None)
+        service.running.pop(name, None)
         running = None
     if statement.action in ("stop", "drop"):
         if running is not None:
             running.stop()
-            engine._running.pop(name, None)
+            service.running.pop(name, None)
         if statement.action == "drop":
             store.drop(name)
         else:
@@ -146,9 +188,9 @@ def run_job_statement(
     if running is not None:
         raise MergekitError(ErrorCode.TRANSACTION_CONFLICT, f"Streaming job '{name}' is running already")
     if statement.action == "start":
-        engine._running[name] = start_job(engine, store, name, trigger="1 second")
+        service.running[name] = start_job(runner, store, name, trigger="1 second")
         return Result(statement="START STREAMING JOB")
-    handle = start_job(engine, store, name, trigger=None)  # RUN: everything available now, then stop
+    handle = start_job(runner, store, name, trigger=None)  # RUN: everything available now, then stop
     try:
         handle.await_termination()
         if handle.exception is not None:
