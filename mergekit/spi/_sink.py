@@ -168,11 +168,17 @@ def create_delete_and_insert_pages(page: pa.RecordBatch, data_column_count: int)
         raise ValueError("Merge page has no rows")
     # UPDATE (3) rows belong to CHANGE_ONLY_UPDATED_COLUMNS sinks, which must not split pages this way
     ops = page.column(data_column_count)
-    valid = pc.is_in(ops, value_set=pa.array([1, 2, 4, 5], pa.int8()))
+    valid = pc.is_in(
+        ops,
+        value_set=pa.array(
+            [MergeOperation.INSERT, MergeOperation.DELETE, MergeOperation.UPDATE_INSERT, MergeOperation.UPDATE_DELETE],
+            pa.int8(),
+        ),
+    )
     if not pc.all(valid).as_py():
         bad = pc.filter(ops, pc.invert(valid))[0].as_py()
         raise ValueError(f"Invalid merge operation: {bad}")
-    is_delete = pc.or_(pc.equal(ops, 2), pc.equal(ops, 5))
+    is_delete = pc.or_(pc.equal(ops, MergeOperation.DELETE), pc.equal(ops, MergeOperation.UPDATE_DELETE))
     is_insert = pc.invert(is_delete)
     data_idx = list(range(data_column_count))
     deletions = page.filter(is_delete).select([*data_idx, data_column_count + 2])

@@ -35,6 +35,7 @@ from mergekit.spi import (
     ConnectorSession,
     ConnectorTableHandle,
     ConnectorTableLayout,
+    MergeOperation,
     RowChangeParadigm,
 )
 
@@ -42,8 +43,10 @@ from ._catalog import Cursor
 from ._config import BIGINT
 from ._evolution import with_columns
 from ._handles import (
+    ARRIVAL_OPS,
     OP_COLUMN,
     ROW_KEY,
+    TOMBSTONE_OPS,
     FileRef,
     JournalFragment,
     JournalMergeHandle,
@@ -260,7 +263,9 @@ class CommitMetadata(SnapshotMetadata):
     def _check_primary_key(self, h: JournalTableHandle, frags: Sequence[JournalFragment], rows: pa.Table) -> None:
         key = list(h.spec.key)
         ops = rows.column(OP_COLUMN)
-        live_after = rows.filter(pc.is_in(ops, value_set=pa.array([1, 3, 4], pa.int8()))).select(key)
+        live_after = rows.filter(
+            pc.is_in(ops, value_set=pa.array([*ARRIVAL_OPS, MergeOperation.UPDATE], pa.int8()))
+        ).select(key)
         # One key column: a hash set of its values (~0.05 s for 1M rows) tells whether any repeats; the
         # grouping that names the repeated key (~0.25 s) runs only then.
         if live_after.num_rows > 1 and (len(key) > 1 or len(pc.unique(live_after.column(0))) < live_after.num_rows):
@@ -268,10 +273,10 @@ class CommitMetadata(SnapshotMetadata):
             dup = counts.filter(pc.greater(counts.column("count_all"), 1))
             if dup.num_rows:
                 raise self._duplicate_key(h, dup)
-        arrivals = rows.filter(pc.is_in(ops, value_set=pa.array([1, 4], pa.int8()))).select(key)
+        arrivals = rows.filter(pc.is_in(ops, value_set=pa.array(ARRIVAL_OPS, pa.int8()))).select(key)
         if not arrivals.num_rows or h.spec.hidden_key:
             return
-        departures = rows.filter(pc.is_in(ops, value_set=pa.array([2, 5], pa.int8()))).select(key)
+        departures = rows.filter(pc.is_in(ops, value_set=pa.array(TOMBSTONE_OPS, pa.int8()))).select(key)
         if departures.num_rows:
             arrivals = arrivals.join(departures, keys=key, join_type="left anti")
             if not arrivals.num_rows:

@@ -21,6 +21,7 @@ from mergekit.spi import (
     ConnectorMergeTableHandle,
     ConnectorSplit,
     ConnectorTableHandle,
+    MergeOperation,
     MonotonicColumn,
     SchemaTableName,
     StreamDefinition,
@@ -69,11 +70,11 @@ CHANGE_STREAM = StreamDefinition(
 )
 """The ``change_stream`` ``get_table_metadata`` reports for such a table: both change columns strictly increase."""
 
-TOMBSTONE_OPS = (2, 5)
+TOMBSTONE_OPS = (MergeOperation.DELETE.value, MergeOperation.UPDATE_DELETE.value)
 # Rows that give a key that was not live before (INSERT; the new key of an UPDATE that moves a key): under a
 # declared key, checked at commit, so such a row supersedes no base row (the base's row of that key, if any,
 # was deleted by an earlier delta, which names the key itself).
-ARRIVAL_OPS = (1, 4)
+ARRIVAL_OPS = (MergeOperation.INSERT.value, MergeOperation.UPDATE_INSERT.value)
 
 
 @attrs.frozen(kw_only=True)

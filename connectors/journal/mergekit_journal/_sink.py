@@ -26,11 +26,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from mergekit.errors import ErrorCode, MergekitError
-from mergekit.spi import ConnectorMergeSink, ConnectorPageSinkProvider, ConnectorSession
+from mergekit.spi import ConnectorMergeSink, ConnectorPageSinkProvider, ConnectorSession, MergeOperation
 
 from ._handles import (
+    ARRIVAL_OPS,
     HIDDEN_ROW_ID,
     OP_COLUMN,
+    TOMBSTONE_OPS,
     JournalFragment,
     JournalMergeHandle,
     JournalTableHandle,
@@ -120,21 +122,21 @@ class JournalMergeSink(ConnectorMergeSink):
                 f"Merge page has {page.num_columns} channels, expected {n + 3} for {self._handle.table_handle.table}",
             )
         ops = page.column(n).cast(pa.int8())
-        bad = pc.invert(pc.is_in(ops, value_set=pa.array([1, 2, 3, 4, 5], pa.int8())))
+        bad = pc.invert(pc.is_in(ops, value_set=pa.array(list(MergeOperation), pa.int8())))
         if pc.any(bad).as_py():
             raise MergekitError(ErrorCode.GENERIC_INTERNAL_ERROR, "Invalid merge operation in journal sink")
-        if spec.stream is not None and not pc.all(pc.equal(ops, 1)).as_py():
+        if spec.stream is not None and not pc.all(pc.equal(ops, MergeOperation.INSERT)).as_py():
             raise MergekitError(
                 ErrorCode.STREAM_NOT_ALLOWED, f"Stream '{self._handle.table_handle.table.table.upper()}' is append-only"
             )
         parts: list[pa.Table] = []
-        inserts = page.filter(pc.is_in(ops, value_set=pa.array([1, 4], pa.int8())))
+        inserts = page.filter(pc.is_in(ops, value_set=pa.array(ARRIVAL_OPS, pa.int8())))
         if inserts.num_rows:
             parts.append(self._rows(inserts, n, from_row_id=False))
-        deletes = page.filter(pc.is_in(ops, value_set=pa.array([2, 5], pa.int8())))
+        deletes = page.filter(pc.is_in(ops, value_set=pa.array(TOMBSTONE_OPS, pa.int8())))
         if deletes.num_rows:
             parts.append(self._rows(deletes, n, from_row_id=True))
-        updates = page.filter(pc.equal(ops, 3))
+        updates = page.filter(pc.equal(ops, MergeOperation.UPDATE))
         if updates.num_rows:
             parts.extend(self._update_rows(updates, n))
         for part in parts:
@@ -150,7 +152,7 @@ class JournalMergeSink(ConnectorMergeSink):
         """Rows in file layout. ``from_row_id`` takes the key from the row id (the *old* key)."""
         spec = self._spec
         cols: dict[str, Any] = {c.name: page.column(i) for i, c in enumerate(spec.visible)}
-        if from_row_id or spec.hidden_key and op == 3:
+        if from_row_id or spec.hidden_key and op == MergeOperation.UPDATE:
             cols.update(self._key_from_row_id(page, n))
         elif spec.hidden_key:
             cols[HIDDEN_ROW_ID] = self._new_row_ids(page.num_rows)
@@ -195,7 +197,7 @@ class JournalMergeSink(ConnectorMergeSink):
         names = list(spec.journal_order)
         n = len(names)
         ops = page.column(n)
-        if not pc.all(pc.equal(ops, 1)).as_py():
+        if not pc.all(pc.equal(ops, MergeOperation.INSERT)).as_py():
             raise MergekitError(
                 ErrorCode.NOT_SUPPORTED,
                 f"{handle.table} only accepts INSERT; change rows through {handle.logical}",
@@ -269,7 +271,9 @@ class JournalMergeSink(ConnectorMergeSink):
         for entry in pc.value_counts(ops).to_pylist():
             if entry["values"] is not None and 0 <= entry["values"] < 6:
                 self._ops[entry["values"]] += entry["counts"]
-        superseding = table.filter(pc.is_in(ops, value_set=pa.array([2, 3, 5], pa.int8())))
+        superseding = table.filter(
+            pc.is_in(ops, value_set=pa.array([*TOMBSTONE_OPS, MergeOperation.UPDATE], pa.int8()))
+        )
         if self._raw:
             superseding = table  # raw rows may supersede anything
         self._sup_range = _widen(*self._sup_range, *_min_max(superseding.column(first_key)))

@@ -28,6 +28,7 @@ from mergekit.spi import (
     ConnectorPageSource,
     ConnectorPageSourceProvider,
     ConnectorSession,
+    MergeOperation,
     PartitionBounds,
     PartitionMethod,
 )
@@ -182,14 +183,18 @@ class PartitionedMergeSink(ConnectorMergeSink):
         ops = page.column(n)
         data_and_trailing = page.select(list(range(n + 3)))
         if isinstance(self._target, MemberTableHandle):
-            self._check_enclosing(page, pc.is_in(ops, value_set=pa.array([1], pa.int8())), "INSERT")
-            self._check_enclosing(page, pc.is_in(ops, value_set=pa.array([3, 4], pa.int8())), "UPDATE")
+            self._check_enclosing(page, pc.equal(ops, MergeOperation.INSERT), "INSERT")
+            self._check_enclosing(
+                page,
+                pc.is_in(ops, value_set=pa.array([MergeOperation.UPDATE, MergeOperation.UPDATE_INSERT], pa.int8())),
+                "UPDATE",
+            )
             self._sink(0).store_merged_rows(data_and_trailing)
             return
         target = self._target
         assert isinstance(target, MergeTableHandle)
-        inserts = pc.is_in(ops, value_set=pa.array([1, 4], pa.int8()))
-        self._check_enclosing(page, pc.is_in(ops, value_set=pa.array([1], pa.int8())), "INSERT")
+        inserts = pc.is_in(ops, value_set=pa.array([MergeOperation.INSERT, MergeOperation.UPDATE_INSERT], pa.int8()))
+        self._check_enclosing(page, pc.equal(ops, MergeOperation.INSERT), "INSERT")
         self._check_enclosing(page, pc.is_in(ops, value_set=pa.array([4], pa.int8())), "UPDATE")
         leaf_of = pa.nulls(page.num_rows, pa.int64())
         bounds_cache: dict[tuple[int, int], pa.Array] = {}
@@ -204,7 +209,7 @@ class PartitionedMergeSink(ConnectorMergeSink):
         unrouted = pc.and_(inserts, pc.is_null(leaf_of))
         if pc.any(unrouted).as_py():
             top = next(lvl for lvl in target.levels if lvl.table_id == target.table_id)
-            moved = pc.any(pc.and_(unrouted, pc.equal(ops, 4))).as_py()
+            moved = pc.any(pc.and_(unrouted, pc.equal(ops, MergeOperation.UPDATE_INSERT))).as_py()
             verb = "UPDATE: the update" if moved else "INSERT: the insert"
             raise MergekitError(ErrorCode.PARTITION_NOT_FOUND, f"{verb} violates the {_domain(top)}")
         deletes = pc.invert(inserts)

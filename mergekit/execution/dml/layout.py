@@ -19,7 +19,7 @@ clause, kept for per-clause counts after the processor renumbers :data:`CASE`).
 
 from __future__ import annotations
 
-from mergekit.spi import MERGE_PAGE_LAYOUT
+from mergekit.spi import MERGE_PAGE_LAYOUT, MergeOperation
 
 __all__ = [
     "OP",
@@ -46,4 +46,4 @@ UNCHANGED = "$unchanged"
 
 # Operations that change an existing target row, before or after the processor: DELETE, UPDATE, UPDATE_DELETE.
 # Two of them for one target row is what the duplicate-match check refuses.
-CHANGES = (2, 3, 5)
+CHANGES = (MergeOperation.DELETE.value, MergeOperation.UPDATE.value, MergeOperation.UPDATE_DELETE.value)

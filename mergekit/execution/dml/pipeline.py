@@ -40,6 +40,7 @@ from mergekit.spi import (
     ConnectorMergeTableHandle,
     ConnectorPageSinkProvider,
     ConnectorSession,
+    MergeOperation,
     RowChangeParadigm,
 )
 
@@ -96,7 +97,8 @@ def redistribution(plan: MergePlan) -> str:
     ul = plan.target.update_layout
     insert_key = f"hash({', '.join(q(c) for c in il.partition_columns)})" if il else f"hash({q(SEQ)})"
     update_key = f"hash({', '.join(q(OLD_PREFIX + c) for c in ul.partition_columns)})" if ul else f"hash({q(UID)})"
-    return f"CASE WHEN {q(OP)} IN (1, 4) THEN {insert_key} ELSE {update_key} END"
+    inserts = f"{MergeOperation.INSERT.value}, {MergeOperation.UPDATE_INSERT.value}"
+    return f"CASE WHEN {q(OP)} IN ({inserts}) THEN {insert_key} ELSE {update_key} END"
 
 
 # ---- step 4: the duplicate-match check ----------------------------------------------------------------------
@@ -246,7 +248,10 @@ def _without_unchanged(page: pa.RecordBatch) -> tuple[pa.RecordBatch, int]:
     same = pc.fill_null(page.column(UNCHANGED), False)
     if not pc.any(same).as_py():
         return page, 0
-    updates = pc.and_(same, pc.is_in(page.column(OP), value_set=pa.array([3, 4], pa.int8())))
+    updates = pc.and_(
+        same,
+        pc.is_in(page.column(OP), value_set=pa.array([MergeOperation.UPDATE, MergeOperation.UPDATE_INSERT], pa.int8())),
+    )
     return page.filter(pc.invert(same)), int(pc.sum(updates.cast(pa.int64())).as_py() or 0)
 
 

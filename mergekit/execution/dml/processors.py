@@ -84,7 +84,9 @@ class DeleteAndInsertMergeProcessor(RowChangeProcessor):
             else:
                 d_arrays.append(pa.nulls(d, field_type))
         d_arrays += [
-            pc.if_else(pc.equal(d_ops, MergeOperation.UPDATE.value), pa.scalar(5, pa.int8()), d_ops).cast(pa.int8()),
+            pc.if_else(
+                pc.equal(d_ops, MergeOperation.UPDATE.value), pa.scalar(MergeOperation.UPDATE_DELETE, pa.int8()), d_ops
+            ).cast(pa.int8()),
             pa.array([-1] * d, pa.int32()),
             deletes.column(ROW_ID),
             pa.array([0] * d, pa.int8()),
@@ -97,7 +99,7 @@ class DeleteAndInsertMergeProcessor(RowChangeProcessor):
         from_update = pc.equal(i_ops, MergeOperation.UPDATE.value)
         i_arrays: list[pa.Array] = [inserts.column(c) for c in self.data_columns]
         i_arrays += [
-            pc.if_else(from_update, pa.scalar(4, pa.int8()), i_ops).cast(pa.int8()),
+            pc.if_else(from_update, pa.scalar(MergeOperation.UPDATE_INSERT, pa.int8()), i_ops).cast(pa.int8()),
             pa.array([0] * i, pa.int32()),
             pa.nulls(i, page.schema.field(ROW_ID).type),
             pc.if_else(from_update, pa.scalar(1, pa.int8()), pa.scalar(0, pa.int8())),
