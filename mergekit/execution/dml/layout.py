@@ -1,7 +1,7 @@
 """The columns merge rows carry between the steps of a MERGE (DESIGN.md §3), in one place.
 
 A merge row, as either evaluator of the WHEN clauses produces it (Spark SQL: :mod:`.merge_rows`; Arrow:
-:mod:`.arrow_eval`): the target's data columns (new values for INSERT and UPDATE, the current row for DELETE),
+:mod:`mergekit.execution.arrow.cases`): the target's data columns (new values for INSERT and UPDATE, the current row for DELETE),
 then :data:`OP` (1 INSERT, 2 DELETE, 3 UPDATE), :data:`CASE` (the WHEN clause's number) and :data:`ROW_ID`,
 which are the merge page layout of the SPI (``MERGE_PAGE_LAYOUT``). The engine's own columns follow and never
 reach a sink:

@@ -4,7 +4,7 @@ The target scan gets ``$present`` (TRUE on every target row) and a unique :data:
 (FULL, with WHEN NOT MATCHED BY SOURCE) joined to the source, which gets ``$spresent``; a searched CASE over
 the joined row yields the merge row (a struct of the new column values, the operation and the case number) or
 NULL when no WHEN clause takes the row, and NULL rows are dropped. This module is the Spark evaluator of the
-WHEN clauses; :mod:`.arrow_eval` is the Arrow one (MERGE by index lookups). Both take the rows each case may
+WHEN clauses; :mod:`mergekit.execution.arrow.cases` is the Arrow one (MERGE by index lookups). Both take the rows each case may
 take from :meth:`~mergekit.planner.PlannedCase.rows_taken` and what an unassigned column holds from
 :attr:`~mergekit.planner.PlannedCase.keeps_unassigned`.
 

@@ -1,6 +1,6 @@
 """Continuous runs of ``SELECT STREAM`` (``Engine.stream``, ``mergekit sql --follow``): the slice executor.
 
-Spark Structured Streaming drives the micro-batches (``stream_source``: offsets are the streams' commit versions,
+Spark Structured Streaming drives the micro-batches (:mod:`.source`: offsets are the streams' commit versions,
 kept in a checkpoint); each micro-batch, in ``foreachBatch`` on the driver, evaluates the query as an ordinary
 batch Spark query over a *slice* of the streams' logs (``mergekit.sql.continuous_shape`` tells which):
 
@@ -12,7 +12,7 @@ batch Spark query over a *slice* of the streams' logs (``mergekit.sql.continuous
   emitted). A key is emitted once, when a later row shows that no more rows can have it.
 
 A micro-batch's output depends only on its offsets, so a replayed batch emits the same rows (what makes streaming
-jobs exactly once, ``streaming_jobs``).
+jobs exactly once, :mod:`.jobs`).
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class ContinuousQuery:
             raise MergekitError(ErrorCode.STREAM_NOT_ALLOWED, "A continuous run needs a stream to read")
 
     def payload(self, catalogs: Any) -> str:
-        """The streaming source's option: how its worker reaches each stream (``stream_source``)."""
+        """The streaming source's option: how its worker reaches each stream (:mod:`.source`)."""
         specs = []
         for s in self.streams:
             spec = catalogs.spec(s.table.catalog)
@@ -223,7 +223,7 @@ class ContinuousQuery:
 
 
 def batch_ranges(df: DataFrame) -> dict[int, tuple[int, int]]:
-    """A micro-batch of the commits source (``stream_source``): stream number -> (after, up_to) versions."""
+    """A micro-batch of the commits source (:mod:`.source`): stream number -> (after, up_to) versions."""
     return {int(r["stream"]): (int(r["after"]), int(r["up_to"])) for r in df.collect()}
 
 
