@@ -131,11 +131,6 @@ class PartitionScheme:
         return "RANGE PARTITION TABLE" if self.method is PartitionMethod.RANGE else "LIST PARTITION TABLE"
 
 
-def _le(a: Any, b: Any) -> bool:
-    # ``bool()`` because comparisons of some scalar types (numpy, pyarrow) return non-bool truthy values.
-    return bool(a <= b)
-
-
 @attrs.frozen(kw_only=True)
 class PartitionBounds:
     """The keys one child holds. Values are Python scalars of the scheme's key type (``int``, ``str``,

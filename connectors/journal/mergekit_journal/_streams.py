@@ -35,7 +35,6 @@ from mergekit.spi import (
     ConnectorSession,
     ConnectorSplit,
     ConnectorTableHandle,
-    MonotonicColumn,
     StreamCommit,
     monotonic_violation,
 )
@@ -221,11 +220,6 @@ def record_stream_commit(
             json.dumps(waters),
         ),
     )
-
-
-def sort_column(spec: TableSpec) -> MonotonicColumn | None:
-    """The column a stream's commit is read in order of (its first monotonic column), if any."""
-    return spec.stream.monotonic[0] if spec.stream is not None and spec.stream.monotonic else None
 
 
 class StreamReadMetadata(SnapshotMetadata):
