@@ -31,11 +31,11 @@ from mergekit import sql as msql
 from mergekit.catalogs import ResolvedTable
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.context import StatementContext
-from mergekit.execution.failures import translate_error
 from mergekit.planner import TargetTable, not_null_violation
 from mergekit.result import Result
 from mergekit.spi import MERGE_PAGE_LAYOUT, ColumnHandle, MergeOperation
 
+from .run import aborted_on_failure
 from .target import resolve_target
 
 __all__ = ["DriverAppend", "arrow_zones", "check_arrow", "driver_append_plan", "insert_columns", "run_driver_append"]
@@ -186,7 +186,7 @@ def run_driver_append(ctx: StatementContext, plan: DriverAppend, data: pa.Table)
         handles = [ColumnHandle(name=c.name, type=c.type) for c in plan.target.columns]
         defaults["insert_case_defaults"] = {0: [h for h in handles if h.name in plan.storage_defaults]}
     merge_handle = metadata.begin_merge(session=session, table_handle=table.handle, update_case_columns={}, **defaults)
-    try:
+    with aborted_on_failure(metadata, session, merge_handle):
         fragments: Sequence[object] = []
         if page.num_rows:
             sink = table.connector.get_page_sink_provider().create_merge_sink(
@@ -202,14 +202,6 @@ def run_driver_append(ctx: StatementContext, plan: DriverAppend, data: pa.Table)
                     pass
                 raise
         metadata.finish_merge(session=session, merge_handle=merge_handle, fragments=fragments)
-    except BaseException as exc:
-        try:
-            metadata.abort_merge(session=session, merge_handle=merge_handle)
-        except Exception:  # report the original failure
-            pass
-        if isinstance(exc, Exception) and not isinstance(exc, MergekitError):
-            raise translate_error(exc) from exc
-        raise
     n = page.num_rows
     metrics = {
         "inserted": n,

@@ -35,7 +35,13 @@ from mergekit.execution.failures import translate_error
 from mergekit.planner import JoinKind
 from mergekit.planner.physical import IndexLookup, MergeStrategy
 from mergekit.result import Result
-from mergekit.spi import ColumnHandle, ConnectorMergeTableHandle, ConnectorResolvedIndex
+from mergekit.spi import (
+    ColumnHandle,
+    ConnectorMergeTableHandle,
+    ConnectorMetadata,
+    ConnectorResolvedIndex,
+    ConnectorSession,
+)
 
 from .estimates import source_key_values
 from .lengths import without_char_columns
@@ -46,7 +52,15 @@ from .row_level import run_row_level
 from .strategy import LookupPrepared
 from .target import scan_target, target_constraint, with_values
 
-__all__ = ["run_dml", "write_merge_rows", "merge_transaction", "join_source", "merge_by_index_lookups", "row_count"]
+__all__ = [
+    "aborted_on_failure",
+    "run_dml",
+    "write_merge_rows",
+    "merge_transaction",
+    "join_source",
+    "merge_by_index_lookups",
+    "row_count",
+]
 
 
 def run_dml(ctx: StatementContext, st: msql.Statement) -> Result:
@@ -137,11 +151,20 @@ def merge_transaction(ctx: StatementContext, planned: PlannedDml) -> Iterator[Me
         handle = metadata.begin_merge(
             session=session, table_handle=table.handle, update_case_columns=update_case_columns, **defaults
         )
-    try:
+    with aborted_on_failure(metadata, session, handle):
         yield MergeTransaction(ctx, planned, handle)
+
+
+@contextmanager
+def aborted_on_failure(
+    metadata: ConnectorMetadata, session: ConnectorSession, merge_handle: ConnectorMergeTableHandle
+) -> Iterator[None]:
+    """``abort_merge`` on any failure inside the block, and the failure as a coded error: nothing becomes visible."""
+    try:
+        yield
     except BaseException as exc:
         try:
-            metadata.abort_merge(session=session, merge_handle=handle)
+            metadata.abort_merge(session=session, merge_handle=merge_handle)
         except Exception:  # report the original failure
             pass
         if isinstance(exc, Exception) and not isinstance(exc, MergekitError):

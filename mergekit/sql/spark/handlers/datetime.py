@@ -608,45 +608,41 @@ def _current_timezone(rw: Rewriter, node: exp.Expr, types: dict[str, Any], t: Tr
     return lit("UTC"), None
 
 
-def _zone_literal(zone: exp.Expr, name: str) -> None:
+def _zone_call(node: exp.Anonymous, types: dict[str, Any], name: str, accepts: str) -> exp.Expr:
+    """The timestamp argument of ``name(ts, zone)``, checked: a literal zone, ``ts`` of a type ``accepts``."""
+    ts, zone = list(node.expressions)
     if not (isinstance(zone, exp.Literal) and zone.is_string):
         raise not_supported(f"{name} with a zone that is not a literal is not supported")
+    expect_args(
+        name,
+        list(types["expressions"]),
+        f"{name}({accepts}, varchar(x))",
+        lambda u: u.name == "timestamp" if accepts == "timestamp(p)" else u.name.startswith("timestamp"),
+        is_string,
+    )
+    return ts
 
 
 @_handles("with_timezone")
 def _with_timezone(rw: Rewriter, node: exp.Anonymous, types: dict[str, Any], t: TrinoType, safe: bool) -> Out:
     """``with_timezone(timestamp, zone)``: the timestamp's date-time in ``zone`` (its zone kept in ``t``)."""
-    ts, zone = list(node.expressions)
-    _zone_literal(zone, "with_timezone")
-    expect_args(
-        "with_timezone",
-        list(types["expressions"]),
-        "with_timezone(timestamp(p), varchar(x))",
-        lambda u: u.name == "timestamp",
-        is_string,
-    )
+    ts = _zone_call(node, types, "with_timezone", "timestamp(p)")
     return (cast_to(ts, "TIMESTAMP") if t.zone is None else zoned_to_instant(ts, t.zone)), None
 
 
 @_handles("at_timezone")
 def _at_timezone(rw: Rewriter, node: exp.Anonymous, types: dict[str, Any], t: TrinoType, safe: bool) -> Out:
     """``at_timezone(timestamp with time zone, zone)``: the same instant, in ``zone``."""
-    ts, zone = list(node.expressions)
-    _zone_literal(zone, "at_timezone")
-    expect_args(
-        "at_timezone",
-        list(types["expressions"]),
-        "at_timezone(timestamp(p) with time zone, varchar(x))",
-        lambda u: u.name.startswith("timestamp"),
-        is_string,
-    )
+    ts = _zone_call(node, types, "at_timezone", "timestamp(p) with time zone")
     return _instant(ts, types["expressions"][0]), None
 
 
 @_handles(exp.AtTimeZone)
 def _at_time_zone(rw: Rewriter, node: exp.AtTimeZone, types: dict[str, Any], t: TrinoType, safe: bool) -> Out:
     """``x AT TIME ZONE zone``: the instant of ``x`` (a ``timestamp`` is one in the session's zone), in ``zone``."""
-    _zone_literal(node.args["zone"], "AT TIME ZONE")
+    zone = node.args["zone"]
+    if not (isinstance(zone, exp.Literal) and zone.is_string):
+        raise not_supported("AT TIME ZONE with a zone that is not a literal is not supported")
     src = types["this"]
     if not (isinstance(src, TrinoType) and (src.name.startswith("timestamp") or src.name == "unknown")):
         raise not_supported(f"AT TIME ZONE of {src} is not supported")
