@@ -332,9 +332,16 @@ def run_merge_pipeline(
     session: ConnectorSession,
     merge_handle: ConnectorMergeTableHandle,
     colocated: bool = False,
+    conditions_may_fail: bool = False,
 ) -> tuple[list[Any], DmlStats]:
     """Processor, redistribution and sinks over the merge rows; returns every sink's fragments and counts.
     Raises on any task failure (the caller aborts the merge).
+
+    ``conditions_may_fail``: a WHEN condition may fail on a row (a cast, a division). The merge rows' sequence
+    number (``monotonically_increasing_id``) then stays in the projection over the join: no deterministic filter
+    passes a non-deterministic projection, so Spark cannot turn the drop of rows no clause takes (``WHERE $mr IS
+    NOT NULL``) into a filter on the source below the join, which would evaluate a WHEN MATCHED condition on
+    source rows that match no target row (Trino evaluates it only where a clause is tried).
 
     ``colocated``: every merge row of a target row comes out of one task of ``rows`` (a shuffle join on the
     ON clause's equality keys, see :attr:`~mergekit.execution.dml.merge_rows.MergeQueryBuilder.colocated`). Then the duplicate-match check runs
@@ -368,7 +375,7 @@ def run_merge_pipeline(
     else:
         # no routing: the sequence number (and, with no duplicate check, the target row's uid) would only be
         # converted to Arrow and shipped to the writer for nothing
-        unused = [SEQ] if plan.duplicate_check else [SEQ, UID]
+        unused = ([] if conditions_may_fail else [SEQ]) + ([] if plan.duplicate_check else [UID])
         rows = rows.drop(*[c for c in unused if c in rows.columns])
         writer = MergeWriter(
             provider,

@@ -96,6 +96,7 @@ def write_merge_rows(
         session=ctx.session(planned.table.catalog),
         merge_handle=merge_handle,
         colocated=planned.builder.colocated,
+        conditions_may_fail=ctx.guard_scans,
     )
     return strategy, fragments, stats
 

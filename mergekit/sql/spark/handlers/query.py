@@ -148,3 +148,25 @@ for _kind, _what in {
     exp.JSONValue: "json_value (the SQL/JSON path language)",
 }.items():
     HANDLERS[_kind] = _refuse(_what)
+
+
+def _not_foldable(node: exp.Expr) -> bool:
+    """Whether an expression raises its own errors (``raise_error``: date arithmetic, ``varchar(n)`` casts), which
+    Spark does not evaluate while it analyses an inline table."""
+    return any(str(n.this).upper() == "RAISE_ERROR" for n in node.find_all(exp.Anonymous))
+
+
+@_handles(exp.Values)
+def _values(rw: Rewriter, node: exp.Values, types: dict[str, Any], t: TrinoType, safe: bool) -> Out:
+    """``VALUES`` rows as Spark's inline table, or, when a cell raises its own errors (Spark evaluates an inline
+    table's cells while analysing it and refuses one that calls ``raise_error``), as ``SELECT ... UNION ALL SELECT
+    ...`` with the inline table's column names: the same rows and types, each cell evaluated when the row is."""
+    rows = [r.expressions if isinstance(r, exp.Tuple) else [r] for r in node.expressions]
+    if not any(_not_foldable(cell) for row in rows for cell in row):
+        return node, None
+    selects = [exp.select(*[cell.copy().as_(f"col{i + 1}") for i, cell in enumerate(row)]) for row in rows]
+    union: exp.Expr = selects[0]
+    for select in selects[1:]:
+        union = exp.union(union, select, distinct=False)
+    alias = node.args.get("alias")
+    return exp.Subquery(this=union, alias=alias.copy() if alias is not None else None), None
