@@ -30,6 +30,7 @@ from mergekit.execution.dml.append import (
     run_driver_append,
 )
 from mergekit.execution.dml.run import run_dml
+from mergekit.execution.failures import translate_error
 from mergekit.execution.query import explain, run_query
 from mergekit.execution.runner import StatementRunner, in_context
 from mergekit.execution.session import local_session
@@ -37,6 +38,7 @@ from mergekit.execution.session_statements import SESSION_STATEMENTS
 from mergekit.execution.streaming.continuous import StreamHandle
 from mergekit.execution.streaming.service import StreamingService
 from mergekit.execution.streaming.streams import create_stream
+from mergekit.execution.types import spark_schema
 from mergekit.execution.user_frames import UserFrame
 from mergekit.planner import check_session_property
 from mergekit.result import Result
@@ -249,7 +251,12 @@ class Engine:
         view = f"mk_arrow_{next(_source_ids)}"
         columns = ", ".join('"' + c.replace('"', '""') + '"' for c in arrow.column_names)
         # an Arrow timestamp with a zone is that zone's wall clock; one without is the session's (arrow_zones)
-        self._runner.register(view, UserFrame(self.spark.createDataFrame(arrow), arrow_zones(arrow.schema)))
+        # timestamps without a zone stay wall clocks (TIMESTAMP_NTZ): Spark would read them in the session's zone
+        try:
+            frame = self.spark.createDataFrame(arrow, schema=spark_schema(arrow.schema))
+        except Exception as exc:  # a value Spark cannot hold
+            raise translate_error(exc) from exc
+        self._runner.register(view, UserFrame(frame, arrow_zones(arrow.schema)))
         try:
             result = self.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM {view}")
         finally:

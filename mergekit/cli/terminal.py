@@ -49,8 +49,14 @@ def format_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dt.datetime):
-        text = value.isoformat(sep=" ")
-        return text.replace("+00:00", " UTC") if value.tzinfo is not None else text
+        if value.tzinfo is None:
+            return value.isoformat(sep=" ")
+        local = value.replace(tzinfo=None).isoformat(sep=" ")
+        zone = getattr(value.tzinfo, "key", None)  # a region (zoneinfo), printed by name as Trino prints it
+        if zone is not None:
+            return f"{local} {'UTC' if zone in ('UTC', 'Etc/UTC') else zone}"
+        offset = value.isoformat()[-6:]
+        return f"{local} {'UTC' if offset == '+00:00' else offset}"
     if isinstance(value, dt.date | dt.time):
         return value.isoformat()
     if isinstance(value, decimal.Decimal):

@@ -12,7 +12,7 @@ from mergekit.execution.streaming.streams import check_query_modality, run_strea
 from mergekit.result import Result
 
 from .context import StatementContext
-from .results import SparkArrowSource
+from .results import SparkArrowSource, in_zones
 
 __all__ = ["run_query", "explain"]
 
@@ -22,9 +22,13 @@ def run_query(ctx: StatementContext, st: msql.Query) -> Result:
         return run_stream_query(ctx, st)
     ctx.constraints.update({ref: spi_constraint(found) for ref, found in msql.scan_constraints(st).items()})
     df = ctx.spark.sql(ctx.render(st))  # analysed now: it still reads the statement's views once they are dropped
+    zones = st.output_zones(tables=ctx.views, schema=ctx.schema) or ()  # a value's zone, kept per expression
     if ctx.stream:
-        return Result(statement="SELECT", source=SparkArrowSource(df), metrics={"scans": ctx.scans})
-    return Result(statement="SELECT", table=df.toArrow(), metrics={"scans": list(ctx.scans)})
+        return Result(statement="SELECT", source=SparkArrowSource(df, zones), metrics={"scans": ctx.scans})
+    table = df.toArrow()
+    return Result(
+        statement="SELECT", table=table.cast(in_zones(table.schema, zones)), metrics={"scans": list(ctx.scans)}
+    )
 
 
 def explain(ctx: StatementContext, st: msql.Explain) -> Result:

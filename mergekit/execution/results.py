@@ -16,7 +16,7 @@ read holds. ``SELECT * FROM t`` over a 3M-row journal table (four Parquet files,
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import pyarrow as pa
@@ -44,12 +44,13 @@ class SparkArrowSource:
     ``df`` is analysed when it is created (``spark.sql``), so it keeps reading the temp views its statement
     bound even after the statement dropped them."""
 
-    def __init__(self, df: DataFrame) -> None:
+    def __init__(self, df: DataFrame, zones: Sequence[str | None] = ()) -> None:
         self.df = df
         # Timestamps with time zone come as UTC instants, like DataFrame.toArrow(); plain (not large) strings.
-        self.schema: pa.Schema = to_arrow_schema(
+        self._wire: pa.Schema = to_arrow_schema(
             df.schema, error_on_duplicated_field_names_in_struct=True, timezone="UTC", prefers_large_types=False
         )
+        self.schema = in_zones(self._wire, zones)  # each column's values in its expression's zone
 
     def batches(self, limit: int | None = None) -> Iterator[pa.RecordBatch]:
         df = self.df if limit is None else self.df.limit(max(limit, 0))
@@ -59,11 +60,25 @@ class SparkArrowSource:
                 jrdd = df._jdf.toArrowBatchRdd(BATCH_ROWS, "UTC", True, False)
             sock_info = spark.sparkContext._jvm.PythonRDD.toLocalIteratorAndServe(jrdd, False)  # type: ignore[union-attr]
             for blob in _local_iterator_from_socket(sock_info, NoOpSerializer()):
-                yield pa.ipc.read_record_batch(pa.py_buffer(blob), self.schema)
+                batch = pa.ipc.read_record_batch(pa.py_buffer(blob), self._wire)
+                yield batch if batch.schema == self.schema else batch.cast(self.schema)
         except MergekitError:
             raise
         except Exception as exc:  # Spark, py4j, the query's runtime errors (division by zero, overflow, ...)
             raise translate_error(exc) from exc
+
+
+def in_zones(schema: pa.Schema, zones: Sequence[str | None]) -> pa.Schema:
+    """``schema`` with each ``timestamp with time zone`` column in the zone of the expression that computed it
+    (``TIMESTAMP '... +02:00'``, ``AT TIME ZONE``): the same instants, shown in that zone (Trino keeps a value's zone;
+    UTC when the query's types do not say, or its values come from several zones)."""
+    fields = []
+    for i, f in enumerate(schema):
+        zone = zones[i] if i < len(zones) else None
+        if zone and zone != "*" and pa.types.is_timestamp(f.type) and f.type.tz is not None:
+            f = f.with_type(pa.timestamp(f.type.unit, tz=zone))
+        fields.append(f)
+    return pa.schema(fields, metadata=schema.metadata)
 
 
 @contextmanager

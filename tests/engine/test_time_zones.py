@@ -234,3 +234,53 @@ def test_a_callers_wall_clock_compared_with_an_instant_is_read_in_the_callers_zo
             "at BETWEEN TIMESTAMP '2024-07-01 15:00:00 +00:00' AND TIMESTAMP '2024-07-01 12:30:00 -04:00' FROM w"
         ).rows()
     assert rows == [(True, False, True)]
+
+
+def test_wall_clocks_a_daylight_saving_change_skips_or_repeats(spark: SparkSession, engine: Engine) -> None:
+    """02:30 on New York's spring-forward night does not exist, 01:30 on its fall-back night exists twice: read as
+    Spark (java.time) reads them, with the offset in force before the change (02:30 EST = 07:30 UTC, 01:30 EDT =
+    05:30 UTC), on the driver and through Spark alike, into TIMESTAMP and TIMESTAMP WITH TIME ZONE columns."""
+    engine.execute("CREATE TABLE fast (id INTEGER, ts TIMESTAMP(6), tstz TIMESTAMP(6) WITH TIME ZONE)")
+    engine.execute("CREATE TABLE slow (id INTEGER, ts TIMESTAMP(6), tstz TIMESTAMP(6) WITH TIME ZONE, CHECK (id > 0))")
+    walls = [dt.datetime(2024, 3, 10, 2, 30), dt.datetime(2024, 11, 3, 1, 30), dt.datetime(2024, 3, 10, 3, 0)]
+    data = pa.table(
+        {
+            "id": pa.array([1, 2, 3], pa.int32()),
+            "ts": pa.array(walls, pa.timestamp("us")),
+            "tstz": pa.array(walls, pa.timestamp("us")),
+        }
+    )
+    with session_zone(spark, "America/New_York"):
+        assert engine.insert_arrow("fast", data).metrics["strategy"] == "driver_append"
+        assert "driver_append_declined" in engine.insert_arrow("slow", data).metrics
+        engine.register_dataframe("src", spark.createDataFrame(data, "id INT, ts TIMESTAMP_NTZ, tstz TIMESTAMP_NTZ"))
+        engine.execute("INSERT INTO fast SELECT id + 10, ts, tstz FROM src")
+    utc = [dt.datetime(2024, 3, 10, 7, 30), dt.datetime(2024, 11, 3, 5, 30), dt.datetime(2024, 3, 10, 7, 0)]
+    expected = [(i, w, u.replace(tzinfo=dt.UTC)) for i, w, u in zip((1, 2, 3), walls, utc, strict=True)]
+    for table, offset in (("fast", 0), ("slow", 0), ("fast", 10)):
+        rows = engine.execute(
+            f"SELECT id, ts, tstz FROM {table} WHERE id BETWEEN {offset} AND {offset + 9} ORDER BY id"
+        ).rows()
+        got = [(i - offset, ts, tstz.astimezone(dt.UTC)) for i, ts, tstz in rows]
+        assert got == expected, (table, offset)
+
+
+def test_a_query_returns_each_value_in_its_expressions_zone(engine: Engine) -> None:
+    """Trino returns a value with its zone: the instant is the same, shown in the zone of the expression that
+    computed it (a literal's, AT TIME ZONE's), UTC for a stored value; streamed results alike. Seconds of a literal
+    may be left out, as in Trino."""
+    engine.execute("CREATE TABLE z (at TIMESTAMP WITH TIME ZONE)")
+    engine.execute("INSERT INTO z VALUES (TIMESTAMP '2024-05-05 12:00 +02:00')")
+    sql = (
+        "SELECT TIMESTAMP '2024-05-05 12:00:00 +02:00', at AT TIME ZONE 'Asia/Kolkata', at, "
+        "with_timezone(TIMESTAMP '2024-05-05 12:00:00', 'America/New_York') FROM z"
+    )
+    for result in (engine.execute(sql), engine.execute(sql, stream=True)):
+        a, b, c, d = result.rows()[0]
+        assert (a.isoformat(), b.isoformat(), c.isoformat(), d.isoformat()) == (
+            "2024-05-05T12:00:00+02:00",
+            "2024-05-05T15:30:00+05:30",
+            "2024-05-05T10:00:00+00:00",
+            "2024-05-05T12:00:00-04:00",
+        )
+        assert getattr(b.tzinfo, "key", None) == "Asia/Kolkata"

@@ -21,6 +21,7 @@ errors, with a Spark job.
 from __future__ import annotations
 
 import re
+import zoneinfo
 from collections.abc import Sequence
 
 import attrs
@@ -116,8 +117,22 @@ def _timestamps(values: pa.Array, target: pa.DataType, user_zone: str | None) ->
     if source.tz is not None and target.tz is None:
         values = pc.local_timestamp(values)
     elif source.tz is None and target.tz is not None:
-        values = pc.assume_timezone(values, user_zone or "UTC", ambiguous="earliest", nonexistent="earliest")
+        values = wall_clocks_in(values, user_zone or "UTC")
     return values.cast(target)
+
+
+def wall_clocks_in(values: pa.Array, zone: str) -> pa.Array:
+    """Wall clocks (timestamps without a zone) as the instants they are in ``zone``, as Spark (java.time) reads them:
+    a wall clock a daylight-saving change skips (02:30 on a spring-forward night) or repeats (01:30 on a fall-back
+    night) takes the offset in force before the change (02:30 EST is 07:30 UTC; 01:30 EDT is 05:30 UTC)."""
+    try:
+        return pc.assume_timezone(values, zone, ambiguous="earliest", nonexistent="raise")
+    except pa.ArrowInvalid:  # a skipped wall clock: Python's zoneinfo (fold 0) reads it as java.time does
+        tz = zoneinfo.ZoneInfo(zone)
+        instants = [None if v is None else v.replace(tzinfo=tz) for v in values.to_pylist()]
+        return pa.array(instants, pa.timestamp(values.type.unit, tz="UTC")).cast(
+            pa.timestamp(values.type.unit, tz=zone)
+        )
 
 
 def arrow_zones(schema: pa.Schema) -> dict[str, str | None]:

@@ -32,6 +32,8 @@ def _cast_node(rw: Rewriter, node: exp.Cast, types: dict[str, Any], t: TrinoType
         if (len(fraction.group(1)) if fraction else 0) <= (t.p or 0):
             literal = t  # a TIMESTAMP '...' literal: exact as written, no rounding
     if literal is not None:
+        if t.name.startswith("timestamp") and isinstance(x, exp.Literal) and x.is_string:
+            x = exp.Literal.string(_NO_SECONDS.sub(r"\1:00\2", x.this))  # Trino's seconds are optional, Spark's not
         value = cast_to(x, spark_type(literal), safe or try_cast)
         return value, (failed(value, x) if safe else None)
     value, fail = convert_value(x, src, t, safe or try_cast)
@@ -73,6 +75,7 @@ def convert_value(x: exp.Expr, src: TrinoType, dst: TrinoType, safe: bool) -> tu
 
 
 _FRACTION = re.compile(r":\d\d\.(\d+)")
+_NO_SECONDS = re.compile(r"^(\s*[+-]?\d+-\d{1,2}-\d{1,2}[ T]\d{1,2}:\d{2})(?![:\d])(.*)$")
 
 
 def round_timestamp(ts: exp.Expr, p: int, tz: bool) -> exp.Expr:
