@@ -135,7 +135,7 @@ def test_the_error_policy_finds_a_duplicate_key_on_the_driver_and_in_spark_alike
     spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
     """Small batches check their keys on the driver (Arrow), large ones by a Spark GROUP BY: same answer."""
-    from mergekit.execution import streaming_jobs
+    from mergekit.execution.streaming import jobs as streaming_jobs
 
     if where == "spark":
         monkeypatch.setattr(streaming_jobs, "DRIVER_KEY_CHECK_MAX", 0)
