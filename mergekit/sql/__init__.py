@@ -9,7 +9,13 @@ from mergekit.sql.analysis.lower_rows import KEY_PREFIX, VALUE_COLUMN, SubqueryR
 from mergekit.sql.analysis.predicates import equi_join_keys, predicate_constraints, scan_constraints
 from mergekit.sql.parse.functions import register_function
 from mergekit.sql.parse.mergetable import cast_query
-from mergekit.sql.parse.parser import parse_expression, parse_order_by, parse_statement, split_statements
+from mergekit.sql.parse.parser import (
+    parse_column_name,
+    parse_expression,
+    parse_order_by,
+    parse_statement,
+    split_statements,
+)
 from mergekit.sql.parse.patterns import like_matches
 from mergekit.sql.parse.syntax_hints import add_quoted_name_hint
 from mergekit.sql.parse.upsert import overwrite_as_merge, upsert_as_merge
@@ -155,6 +161,7 @@ __all__ = [
     "Truncate",
     "Update",
     "parse_expression",
+    "parse_column_name",
     "parse_statement",
     "spark_type_sql",
     "zoned_type_text",
