@@ -175,6 +175,55 @@ def test_syntax_errors_carry_the_users_line_and_column(memory: Engine) -> None:
     assert (err.details["line"], err.details["column"]) == (3, 7)
 
 
+# ---- the MERGE builder: each piece of SQL it was given is parsed on its own, and a syntax error names it -------
+
+EQUALS = "mismatched input '=='. Expecting: '=' (SQL compares with a single =)"
+BUILDER = [
+    (lambda b: b, "t.id == s.id", f"in the ON condition 't.id == s.id': line 1:6: {EQUALS}", (1, 6)),
+    (
+        lambda b: b.when_matched_update({"name": "s.name"}, condition="s.name = 'x"),
+        "t.id = s.id",
+        "in the WHEN MATCHED condition 's.name = 'x': line 1:10: unterminated string literal: 'x",
+        (1, 10),
+    ),
+    (
+        lambda b: b.when_matched_update({"name": "s.name ||"}),
+        "t.id = s.id",
+        "in the value for column name 's.name ||': line 1:8: the expression ends after '||'; expected an operand",
+        (1, 8),
+    ),
+    (
+        lambda b: b.when_not_matched_insert({"id": "s.id", "name": "upper(s.name) +\n  "}),
+        "t.id = s.id",
+        "in the value for column name 'upper(s.name) +\n  ': line 1:15: the expression ends after '+'; expected an operand",
+        (1, 15),
+    ),
+    (
+        lambda b: b.when_not_matched_by_source_delete(condition="t.v >"),
+        "t.id = s.id",
+        "in the WHEN NOT MATCHED BY SOURCE condition 't.v >': line 1:5: the expression ends after '>'; expected an operand",
+        (1, 5),
+    ),
+    (
+        lambda b: b.when_matched_update({"na me": "s.name"}),
+        "t.id = s.id",
+        "in the column name 'na me': line 1:4: mismatched input 'me'. Expecting: the end of the expression",
+        (1, 4),
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("clauses", "on", "message", "where"), BUILDER, ids=[b[2][:40] for b in BUILDER])
+def test_builder_syntax_errors_name_the_piece(memory: Engine, spark, clauses, on: str, message: str, where) -> None:
+    source = spark.createDataFrame([(1, "x")], "id INT, name STRING")
+    before = _table(memory)
+    with pytest.raises(MergekitError) as raised:
+        clauses(memory.merge_into("t", source=source, on=on)).when_matched_delete().execute()
+    assert str(raised.value) == f"[SYNTAX_ERROR] {message}"
+    assert (raised.value.details["line"], raised.value.details["column"]) == where
+    assert _table(memory) == before
+
+
 SERIALS = [
     ("CREATE TABLE x (c SERIAL)", "Type SERIAL", "c", "INTEGER"),
     ("CREATE TABLE x (id INTEGER, big BIGSERIAL)", "Type BIGSERIAL", "big", "BIGINT"),
