@@ -161,6 +161,9 @@ CASES = [
     ("UPDATE t SET v = 0 WHERE id IN (1, '2')", MISMATCH, "IN value and list items must be the same type: integer"),
     ("UPDATE t SET v = 0 WHERE name = 1", MISMATCH, "Cannot apply operator: varchar = integer"),
     ("SELECT * FROM t WHERE id == 1", SYNTAX, "line 1:26: mismatched input '=='. Expecting: '=' (SQL compares with a single =)"),
+    # a new user's trial (issue 26): a function called with too few or too many arguments, in the name written
+    ("SELECT substr('abc')", ErrorCode.FUNCTION_NOT_FOUND, "Unexpected parameters (varchar(3)) for function substr. Expected: substr(string, start[, length])"),
+    ("SELECT mod(v, 1, 2) FROM t", ErrorCode.FUNCTION_NOT_FOUND, "Unexpected parameters (integer, integer, integer) for function mod. Expected: mod(n, m)"),
 ]  # fmt: skip
 
 
