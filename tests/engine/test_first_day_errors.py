@@ -119,10 +119,22 @@ WRAPPED = [
         "[GENERIC_INTERNAL_ERROR] Spark could not parse the SQL mergekit generated for this statement: Syntax error at "
         "or near '00'.",
     ),
+    (  # a merge sink that fails in its Python worker: mergekit's task code is on the stack
+        "An exception was thrown from the Python worker:\nTraceback (most recent call last):\n  File "
+        '"/site/mergekit/execution/dml/pipeline.py", line 226, in __call__\n    raise\n  File '
+        '"/site/mergekit_memory/_connector.py", line 438, in store_merged_rows\n    raise RuntimeError("no")\n'
+        "RuntimeError: no",
+        "[WRITER_ERROR] Task failed: RuntimeError: no",
+    ),
+    (  # a Python function of the user's own DataFrame: only the user's frames
+        "An exception was thrown from the Python worker:\nTraceback (most recent call last):\n  File "
+        '"/app/job.py", line 21, in boom\n    raise ValueError(x)\nValueError: bad value 0',
+        "[FUNCTION_IMPLEMENTATION_ERROR] A Python function failed: ValueError: bad value 0 (in boom, /app/job.py line 21)",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("text", "expected"), WRAPPED, ids=["analysis", "wrapped", "parse"])
+@pytest.mark.parametrize(("text", "expected"), WRAPPED, ids=["analysis", "wrapped", "parse", "sink", "function"])
 def test_spark_positions_and_py4j_names_never_reach_the_user(text: str, expected: str) -> None:
     assert str(translate_error(RuntimeError(text))) == expected
 
@@ -164,6 +176,9 @@ CASES = [
     # a new user's trial (issue 26): a function called with too few or too many arguments, in the name written
     ("SELECT substr('abc')", ErrorCode.FUNCTION_NOT_FOUND, "Unexpected parameters (varchar(3)) for function substr. Expected: substr(string, start[, length])"),
     ("SELECT mod(v, 1, 2) FROM t", ErrorCode.FUNCTION_NOT_FOUND, "Unexpected parameters (integer, integer, integer) for function mod. Expected: mod(n, m)"),
+    # ... an ORDER BY or GROUP BY position outside the select list (Trino's code and words)
+    ("SELECT id FROM t ORDER BY 5", ErrorCode.INVALID_COLUMN_REFERENCE, "ORDER BY position 5 is not in select list"),
+    ("SELECT id, count(*) FROM t GROUP BY 3", ErrorCode.INVALID_COLUMN_REFERENCE, "GROUP BY position 3 is not in select list"),
 ]  # fmt: skip
 
 
@@ -225,6 +240,43 @@ def test_builder_syntax_errors_name_the_piece(memory: Engine, spark, clauses, on
     assert str(raised.value) == f"[SYNTAX_ERROR] {message}"
     assert (raised.value.details["line"], raised.value.details["column"]) == where
     assert _table(memory) == before
+
+
+# ---- a user's DataFrame that fails while mergekit reads it: the cause kept, a user's code ----------------------
+
+
+def test_a_malformed_record_in_a_users_file(memory: Engine, spark, tmp_path) -> None:
+    path = tmp_path / "in.csv"
+    path.write_text("id,v\n1,2\n2,abc\n")
+    frame = spark.read.option("mode", "FAILFAST").option("header", "true").schema("id INT, v INT").csv(str(path))
+    memory.register_dataframe("csvsrc", frame)
+    try:
+        message = f'Malformed record [2,null] in file file://{path}: "abc" is not a number'
+        for sql in ("INSERT INTO t (id, v) SELECT id, v FROM csvsrc", "SELECT * FROM csvsrc"):
+            _refused(memory, sql, ErrorCode.INVALID_CAST_ARGUMENT, message)
+    finally:
+        memory.unregister_dataframe("csvsrc")
+
+
+def test_a_failing_python_function_of_a_users_dataframe(memory: Engine, spark) -> None:
+    from pyspark.sql.functions import udf
+
+    def boom(x):  # no type hints: Spark would read them as a pandas UDF's
+        raise ValueError(f"bad value {x}")
+
+    line = boom.__code__.co_firstlineno + 1
+    memory.register_dataframe("udfsrc", spark.range(1).select(udf(boom, "int")("id").alias("x")))
+    try:
+        for sql in ("SELECT * FROM udfsrc", "INSERT INTO t (id) SELECT x FROM udfsrc"):
+            err = _refused(
+                memory,
+                sql,
+                ErrorCode.FUNCTION_IMPLEMENTATION_ERROR,
+                f"A Python function failed: ValueError: bad value 0 (in boom, {__file__} line {line})",
+            )
+            assert err.code.type.value == "INTERNAL_ERROR"
+    finally:
+        memory.unregister_dataframe("udfsrc")
 
 
 SERIALS = [
