@@ -20,7 +20,7 @@ from mergekit.sql.parse.patterns import like_matches
 from mergekit.sql.parse.syntax_hints import add_quoted_name_hint
 from mergekit.sql.parse.upsert import overwrite_as_merge, upsert_as_merge
 from mergekit.sql.parse.views import ViewText, expand_views, stored_view_sql
-from mergekit.sql.spark.render import spark_type_sql, zoned_type_text
+from mergekit.sql.spark.render import spark_type_sql, trino_type_text, zoned_type_text
 from mergekit.sql.streaming.continuous import ContinuousShape, continuous_shape, merge_source_keys
 from mergekit.sql.streaming.jobs import JOB_SOURCE, CreateStreamingJob, JobAction, ShowStreamingJobs
 from mergekit.sql.streaming.modality import ObjectInfo, ObjectKind, check_modality, emission_order, prepare_stream_query
@@ -165,6 +165,7 @@ __all__ = [
     "parse_statement",
     "spark_type_sql",
     "zoned_type_text",
+    "trino_type_text",
     "split_statements",
     "add_quoted_name_hint",
 ]

@@ -20,6 +20,7 @@ MISMATCH = ErrorCode.TYPE_MISMATCH
 UNSUPPORTED = ErrorCode.NOT_SUPPORTED
 
 TWO_ROWS = "Scalar sub-query has returned multiple rows"
+DATETIME = "(write TIMESTAMP '2024-01-01' or DATE '2024-01-01' for a date-time literal)"
 
 # Spark's and Py4J's internals that must never reach a user
 INTERNALS = re.compile(r"\bo\d+\.\w+|\bpos \d+|line \d+, pos|SQLSTATE|Traceback|An error occurred while calling|Py4J")
@@ -168,10 +169,14 @@ CASES = [
     ("INSERT INTO t (id, v VALUES (1, 2)", SYNTAX, "line 1:22: mismatched input 'VALUES'. Expecting: ')'"),
     # 9: one comparison rule, Trino's: no implicit casts between text and numbers or datetimes
     ("SELECT * FROM t WHERE id = '1'", MISMATCH, "Cannot apply operator: integer = varchar(1)"),
-    ("SELECT * FROM t WHERE ts > '2024-01-01'", MISMATCH, "Cannot apply operator: timestamp(3) > varchar(10)"),
-    ("DELETE FROM t WHERE ts BETWEEN '2024-01-01' AND '2024-12-31'", MISMATCH, "Cannot check if timestamp(3) is BETWEEN varchar(10) and varchar(10)"),
+    ("SELECT * FROM t WHERE ts > '2024-01-01'", MISMATCH, f"Cannot apply operator: timestamp(3) > varchar(10) {DATETIME}"),
+    ("SELECT * FROM t WHERE '2024-01-01 10:00' <= ts", MISMATCH, "Cannot apply operator: varchar(16) <= timestamp(3) (write TIMESTAMP '2024-01-01 10:00' for a date-time literal)"),
+    ("DELETE FROM t WHERE ts BETWEEN '2024-01-01' AND '2024-12-31'", MISMATCH, f"Cannot check if timestamp(3) is BETWEEN varchar(10) and varchar(10) {DATETIME}"),
+    ("SELECT * FROM t WHERE ts IN (TIMESTAMP '2024-01-01 00:00:00', '2024-01-01')", MISMATCH, f"IN value and list items must be the same type: timestamp(3) {DATETIME}"),
     ("UPDATE t SET v = 0 WHERE id IN (1, '2')", MISMATCH, "IN value and list items must be the same type: integer"),
     ("UPDATE t SET v = 0 WHERE name = 1", MISMATCH, "Cannot apply operator: varchar = integer"),
+    # ... the table's side of an assignment's types as the table declares them (TIMESTAMP is timestamp(3), as above)
+    ("INSERT INTO t (id, ts) VALUES (40, 'x')", MISMATCH, "Insert query has mismatched column types: Table: [integer, timestamp(3)], Query: [integer, varchar]"),
     ("SELECT * FROM t WHERE id == 1", SYNTAX, "line 1:26: mismatched input '=='. Expecting: '=' (SQL compares with a single =)"),
     # a new user's trial (issue 26): a function called with too few or too many arguments, in the name written
     ("SELECT substr('abc')", ErrorCode.FUNCTION_NOT_FOUND, "Unexpected parameters (varchar(3)) for function substr. Expected: substr(string, start[, length])"),
