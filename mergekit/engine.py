@@ -299,18 +299,22 @@ class MergeBuilder:
         self._clauses: list[str] = []
         self._properties: dict[str, str] = {}
         self._evolve = False
+        _fragment("the ON condition", on)
 
     def _when(self, head: str, condition: str | None, action: str) -> MergeBuilder:
+        if condition:
+            _fragment(f"the {head} condition", condition)
         self._clauses.append(f"{head}{f' AND ({condition})' if condition else ''} THEN {action}")
         return self
 
     def when_matched_update(self, set: Mapping[str, str], *, condition: str | None = None) -> MergeBuilder:
-        return self._when("WHEN MATCHED", condition, "UPDATE SET " + ", ".join(f"{k} = {v}" for k, v in set.items()))
+        return self._when("WHEN MATCHED", condition, "UPDATE SET " + _assignments(set))
 
     def when_matched_delete(self, *, condition: str | None = None) -> MergeBuilder:
         return self._when("WHEN MATCHED", condition, "DELETE")
 
     def when_not_matched_insert(self, values: Mapping[str, str], *, condition: str | None = None) -> MergeBuilder:
+        _assignments(values)
         cols = ", ".join(values)
         vals = ", ".join(values.values())
         return self._when("WHEN NOT MATCHED", condition, f"INSERT ({cols}) VALUES ({vals})")
@@ -318,9 +322,7 @@ class MergeBuilder:
     def when_not_matched_by_source_update(
         self, set: Mapping[str, str], *, condition: str | None = None
     ) -> MergeBuilder:
-        return self._when(
-            "WHEN NOT MATCHED BY SOURCE", condition, "UPDATE SET " + ", ".join(f"{k} = {v}" for k, v in set.items())
-        )
+        return self._when("WHEN NOT MATCHED BY SOURCE", condition, "UPDATE SET " + _assignments(set))
 
     def when_not_matched_by_source_delete(self, *, condition: str | None = None) -> MergeBuilder:
         return self._when("WHEN NOT MATCHED BY SOURCE", condition, "DELETE")
@@ -373,3 +375,24 @@ class MergeBuilder:
 
     def _run(self, sql: str) -> Result:
         return self._engine._runner.run(msql.parse_statement(sql), overrides=self._properties)
+
+
+def _fragment(what: str, text: str, parse: Callable[[str], object] = msql.parse_expression) -> None:
+    """One expression the builder was given, parsed on its own: a syntax error names it, with the line and column
+    in it (not in the MERGE text the builder writes)."""
+    try:
+        parse(text)
+    except MergekitError as err:
+        if err.code is not ErrorCode.SYNTAX_ERROR:
+            raise
+        raise MergekitError(
+            ErrorCode.SYNTAX_ERROR, f"in {what} '{text}': {err.message}", **{**err.details, "fragment": text}
+        ) from None
+
+
+def _assignments(values: Mapping[str, str]) -> str:
+    """``column = value, ...`` of a builder's mapping, each column name and value checked on its own."""
+    for column, value in values.items():
+        _fragment("the column name", column, msql.parse_column_name)
+        _fragment(f"the value for column {column}", value)
+    return ", ".join(f"{k} = {v}" for k, v in values.items())

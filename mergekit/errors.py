@@ -81,11 +81,13 @@ class ErrorCode(enum.Enum):
     STREAMING_JOB_ALREADY_EXISTS = (221, ErrorType.USER_ERROR)  # CREATE STREAMING JOB of an existing name
     EXPRESSION_NOT_AGGREGATE = (73, ErrorType.USER_ERROR)  # a column outside aggregates and GROUP BY (Trino's 73)
     INVALID_LITERAL = (59, ErrorType.USER_ERROR)  # DATE '2024-02-30', TIMESTAMP '2024-13-45' (Trino's 59)
+    INVALID_COLUMN_REFERENCE = (63, ErrorType.USER_ERROR)  # ORDER BY 5 of a one-column select list (Trino's 63)
     GENERIC_INTERNAL_ERROR = (65536, ErrorType.INTERNAL_ERROR)
     PLUGIN_LOAD_ERROR = (65537, ErrorType.INTERNAL_ERROR)
     WRITER_ERROR = (65538, ErrorType.INTERNAL_ERROR)
     EXECUTION_ERROR = (65539, ErrorType.INTERNAL_ERROR)
     CONFIGURATION_INVALID = (65540, ErrorType.INTERNAL_ERROR)  # the Spark session cannot run mergekit's tasks
+    FUNCTION_IMPLEMENTATION_ERROR = (65549, ErrorType.INTERNAL_ERROR)  # a Python function of a user's DataFrame raised
     STORAGE_ERROR = (131072, ErrorType.EXTERNAL)
 
     @property
@@ -230,9 +232,18 @@ functions or `spark.sql.ansi.enabled`, which does not apply to mergekit SQL:
 | DECIMAL result or cast too wide (`NUMERIC_VALUE_OUT_OF_RANGE`, `NUMERIC_OUT_OF_SUPPORTED_RANGE`) | `NUMERIC_VALUE_OUT_OF_RANGE` | `Decimal overflow: 500000000.00 does not fit in DECIMAL(10, 2)` |
 | date/time arithmetic out of range (`DATETIME_OVERFLOW`, `INTERVAL_ARITHMETIC_OVERFLOW`) | `NUMERIC_VALUE_OUT_OF_RANGE` | `Datetime overflow: ...` |
 | invalid date/time fields, array index out of bounds (`DATETIME_FIELD_OUT_OF_BOUNDS`, `INVALID_ARRAY_INDEX`, ...) | `INVALID_FUNCTION_ARGUMENT` | Spark's sentence without its advice |
+| a malformed record in a file that a user's DataFrame reads in `FAILFAST` mode (`MALFORMED_RECORD_IN_PARSING` inside `FAILED_READ_FILE`) | `INVALID_CAST_ARGUMENT` | `Malformed record [2,null] in file file:///data/in.csv: "abc" is not a number` (any other failure to read the file: `STORAGE_ERROR`, `Error reading file ...: ` and its cause) |
 
 `CONFIGURATION_INVALID`: the Spark session cannot run mergekit's Python tasks (its Python workers' interpreter cannot
 import mergekit); the message says what to set. See docs/quickstart.md, "Embedding into your own SparkSession".
+
+## A user's DataFrame and its Python functions
+
+`FUNCTION_IMPLEMENTATION_ERROR` (Trino's number): a Python function (a UDF) of a DataFrame you registered raised while
+a statement read it; the message keeps the exception and where the function raised it: `A Python function failed:
+ValueError: bad value 0 (in boom, /app/job.py line 21)`. `WRITER_ERROR` is a connector's merge sink failing in its
+task (`Task failed: ...`), and `INVALID_COLUMN_REFERENCE` an `ORDER BY` or `GROUP BY` position outside the select list
+(`ORDER BY position 5 is not in select list`).
 
 ## Values Python cannot hold
 

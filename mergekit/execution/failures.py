@@ -36,6 +36,8 @@ _BY_CONDITION: list[tuple[str, ErrorCode]] = [
     ("MISSING_GROUP_BY", ErrorCode.EXPRESSION_NOT_AGGREGATE),
     ("UNSUPPORTED_SUBQUERY_EXPRESSION_CATEGORY", ErrorCode.NOT_SUPPORTED),
     ("INVALID_PARAMETER_VALUE.PATTERN", ErrorCode.INVALID_FUNCTION_ARGUMENT),  # a constant invalid regex
+    ("ORDER_BY_POS_OUT_OF_RANGE", ErrorCode.INVALID_COLUMN_REFERENCE),
+    ("GROUP_BY_POS_OUT_OF_RANGE", ErrorCode.INVALID_COLUMN_REFERENCE),
 ]
 
 # An invalid regular expression that reaches a task (a pattern from a column, or one Spark does not fold): Java's
@@ -396,18 +398,72 @@ def translate_error(exc: BaseException) -> MergekitError:
                 message = _column_message(exc, condition)
             elif code is ErrorCode.EXPRESSION_NOT_AGGREGATE:
                 message = _not_aggregate_message(_spark_message(exc))
+            elif code is ErrorCode.INVALID_COLUMN_REFERENCE:  # Trino's words, without Spark's "(valid range ...)"
+                message = re.sub(r"\s*\(valid range is [^)]*\)", "", _spark_message(exc)).rstrip(".")
             elif condition.startswith("INVALID_PARAMETER_VALUE.PATTERN"):
                 invalid = re.search(r"is invalid: (.*)", _spark_message(exc))
                 message = f"Invalid regular expression: {invalid.group(1).rstrip('.') if invalid else ''}".rstrip(": ")
             return MergekitError(code, message or _without_advice(_spark_message(exc)))
+    read_failure = _read_failure(text)
+    if read_failure is not None:
+        return read_failure
     if "PythonException" in type(exc).__name__ or "Traceback" in text:
-        lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith((" ", "\t"))]
-        last = next(
-            (ln for ln in reversed(lines) if re.match(r"^\w[\w.]*(Error|Exception)\b", ln)),
-            lines[-1] if lines else text,
-        )
-        return MergekitError(ErrorCode.WRITER_ERROR, f"Task failed: {last.strip()}")
+        return _python_failure(text)
     return MergekitError(ErrorCode.EXECUTION_ERROR, _without_advice(_spark_message(exc)) or type(exc).__name__)
+
+
+# A frame of mergekit's task code (merge sinks, page sources, streaming sources) in a Python worker's traceback: the
+# failure is in what mergekit runs (a connector's sink); without one, it is in a function of the user's own DataFrame.
+_MERGEKIT_FRAME = re.compile(r'File "[^"\n]*[/\\]mergekit[/\\]execution[/\\]')
+_FRAME = re.compile(r'File "([^"\n]+)", line (\d+), in (\S+)')
+
+
+def _python_failure(text: str) -> MergekitError:
+    """A Python worker's failure: a merge sink's (WRITER_ERROR), or a Python function of the user's DataFrame
+    (Trino's FUNCTION_IMPLEMENTATION_ERROR), with the exception's own text and where the function raised it."""
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith((" ", "\t"))]
+    last = next(
+        (ln for ln in reversed(lines) if re.match(r"^\w[\w.]*(Error|Exception)\b", ln)),
+        lines[-1] if lines else text,
+    ).strip()
+    if _MERGEKIT_FRAME.search(text) or "Traceback" not in text:
+        return MergekitError(ErrorCode.WRITER_ERROR, f"Task failed: {last}")
+    frames = _FRAME.findall(text)
+    where = f" (in {frames[-1][2]}, {frames[-1][0]} line {frames[-1][1]})" if frames else ""
+    return MergekitError(ErrorCode.FUNCTION_IMPLEMENTATION_ERROR, f"A Python function failed: {last}{where}")
+
+
+# Spark's reader of a user's file: the file (FAILED_READ_FILE), the record it could not parse in FAILFAST mode
+# (MALFORMED_RECORD_IN_PARSING), and the Java exception that says why (the last "Caused by").
+_READ_FILE = re.compile(r"\[FAILED_READ_FILE[.\w]*\] Encountered error while reading file (\S+?)\.?(?:\s|$)")
+_MALFORMED = re.compile(
+    r"\[MALFORMED_RECORD_IN_PARSING[.\w]*\] Malformed records are detected in record parsing: (.*?)\.?\n"
+)
+_CAUSE = re.compile(r"Caused by: (?:[a-z_$][\w$]*\.)+([A-Z][\w$]*): ([^\n]*)")
+
+
+def _read_failure(text: str) -> MergekitError | None:
+    """A file that a user's DataFrame reads could not be read: INVALID_CAST_ARGUMENT for a malformed record (with
+    the record and what in it could not be parsed), STORAGE_ERROR otherwise; None for any other failure."""
+    read = _READ_FILE.search(text)
+    malformed = _MALFORMED.search(text + "\n")
+    if read is None and malformed is None:
+        return None
+    causes = [c for c in _CAUSE.findall(text) if c[0] not in ("SparkException", "BadRecordException")]
+    cause = ""
+    if causes:
+        kind, detail = causes[-1]
+        number = re.fullmatch(r'For input string: "(.*)"', detail.strip())
+        cause = f'"{number.group(1)}" is not a number' if kind == "NumberFormatException" and number else detail.strip()
+    where = f" in file {read.group(1)}" if read is not None else ""
+    if malformed is not None:
+        detail = f": {cause}" if cause else ""
+        return MergekitError(ErrorCode.INVALID_CAST_ARGUMENT, f"Malformed record {malformed.group(1)}{where}{detail}")
+    if read is None:
+        return None
+    return MergekitError(
+        ErrorCode.STORAGE_ERROR, f"Error reading file {read.group(1)}" + (f": {cause}" if cause else "")
+    )
 
 
 def _not_aggregate_message(spark_message: str) -> str:

@@ -9,12 +9,18 @@ from mergekit.sql.analysis.lower_rows import KEY_PREFIX, VALUE_COLUMN, SubqueryR
 from mergekit.sql.analysis.predicates import equi_join_keys, predicate_constraints, scan_constraints
 from mergekit.sql.parse.functions import register_function
 from mergekit.sql.parse.mergetable import cast_query
-from mergekit.sql.parse.parser import parse_expression, parse_order_by, parse_statement, split_statements
+from mergekit.sql.parse.parser import (
+    parse_column_name,
+    parse_expression,
+    parse_order_by,
+    parse_statement,
+    split_statements,
+)
 from mergekit.sql.parse.patterns import like_matches
 from mergekit.sql.parse.syntax_hints import add_quoted_name_hint
 from mergekit.sql.parse.upsert import overwrite_as_merge, upsert_as_merge
 from mergekit.sql.parse.views import ViewText, expand_views, stored_view_sql
-from mergekit.sql.spark.render import spark_type_sql, zoned_type_text
+from mergekit.sql.spark.render import spark_type_sql, trino_type_text, zoned_type_text
 from mergekit.sql.streaming.continuous import ContinuousShape, continuous_shape, merge_source_keys
 from mergekit.sql.streaming.jobs import JOB_SOURCE, CreateStreamingJob, JobAction, ShowStreamingJobs
 from mergekit.sql.streaming.modality import ObjectInfo, ObjectKind, check_modality, emission_order, prepare_stream_query
@@ -155,9 +161,11 @@ __all__ = [
     "Truncate",
     "Update",
     "parse_expression",
+    "parse_column_name",
     "parse_statement",
     "spark_type_sql",
     "zoned_type_text",
+    "trino_type_text",
     "split_statements",
     "add_quoted_name_hint",
 ]

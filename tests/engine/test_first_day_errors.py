@@ -20,6 +20,7 @@ MISMATCH = ErrorCode.TYPE_MISMATCH
 UNSUPPORTED = ErrorCode.NOT_SUPPORTED
 
 TWO_ROWS = "Scalar sub-query has returned multiple rows"
+DATETIME = "(write TIMESTAMP '2024-01-01' or DATE '2024-01-01' for a date-time literal)"
 
 # Spark's and Py4J's internals that must never reach a user
 INTERNALS = re.compile(r"\bo\d+\.\w+|\bpos \d+|line \d+, pos|SQLSTATE|Traceback|An error occurred while calling|Py4J")
@@ -119,10 +120,22 @@ WRAPPED = [
         "[GENERIC_INTERNAL_ERROR] Spark could not parse the SQL mergekit generated for this statement: Syntax error at "
         "or near '00'.",
     ),
+    (  # a merge sink that fails in its Python worker: mergekit's task code is on the stack
+        "An exception was thrown from the Python worker:\nTraceback (most recent call last):\n  File "
+        '"/site/mergekit/execution/dml/pipeline.py", line 226, in __call__\n    raise\n  File '
+        '"/site/mergekit_memory/_connector.py", line 438, in store_merged_rows\n    raise RuntimeError("no")\n'
+        "RuntimeError: no",
+        "[WRITER_ERROR] Task failed: RuntimeError: no",
+    ),
+    (  # a Python function of the user's own DataFrame: only the user's frames
+        "An exception was thrown from the Python worker:\nTraceback (most recent call last):\n  File "
+        '"/app/job.py", line 21, in boom\n    raise ValueError(x)\nValueError: bad value 0',
+        "[FUNCTION_IMPLEMENTATION_ERROR] A Python function failed: ValueError: bad value 0 (in boom, /app/job.py line 21)",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("text", "expected"), WRAPPED, ids=["analysis", "wrapped", "parse"])
+@pytest.mark.parametrize(("text", "expected"), WRAPPED, ids=["analysis", "wrapped", "parse", "sink", "function"])
 def test_spark_positions_and_py4j_names_never_reach_the_user(text: str, expected: str) -> None:
     assert str(translate_error(RuntimeError(text))) == expected
 
@@ -156,11 +169,21 @@ CASES = [
     ("INSERT INTO t (id, v VALUES (1, 2)", SYNTAX, "line 1:22: mismatched input 'VALUES'. Expecting: ')'"),
     # 9: one comparison rule, Trino's: no implicit casts between text and numbers or datetimes
     ("SELECT * FROM t WHERE id = '1'", MISMATCH, "Cannot apply operator: integer = varchar(1)"),
-    ("SELECT * FROM t WHERE ts > '2024-01-01'", MISMATCH, "Cannot apply operator: timestamp(3) > varchar(10)"),
-    ("DELETE FROM t WHERE ts BETWEEN '2024-01-01' AND '2024-12-31'", MISMATCH, "Cannot check if timestamp(3) is BETWEEN varchar(10) and varchar(10)"),
+    ("SELECT * FROM t WHERE ts > '2024-01-01'", MISMATCH, f"Cannot apply operator: timestamp(3) > varchar(10) {DATETIME}"),
+    ("SELECT * FROM t WHERE '2024-01-01 10:00' <= ts", MISMATCH, "Cannot apply operator: varchar(16) <= timestamp(3) (write TIMESTAMP '2024-01-01 10:00' for a date-time literal)"),
+    ("DELETE FROM t WHERE ts BETWEEN '2024-01-01' AND '2024-12-31'", MISMATCH, f"Cannot check if timestamp(3) is BETWEEN varchar(10) and varchar(10) {DATETIME}"),
+    ("SELECT * FROM t WHERE ts IN (TIMESTAMP '2024-01-01 00:00:00', '2024-01-01')", MISMATCH, f"IN value and list items must be the same type: timestamp(3) {DATETIME}"),
     ("UPDATE t SET v = 0 WHERE id IN (1, '2')", MISMATCH, "IN value and list items must be the same type: integer"),
     ("UPDATE t SET v = 0 WHERE name = 1", MISMATCH, "Cannot apply operator: varchar = integer"),
+    # ... the table's side of an assignment's types as the table declares them (TIMESTAMP is timestamp(3), as above)
+    ("INSERT INTO t (id, ts) VALUES (40, 'x')", MISMATCH, "Insert query has mismatched column types: Table: [integer, timestamp(3)], Query: [integer, varchar]"),
     ("SELECT * FROM t WHERE id == 1", SYNTAX, "line 1:26: mismatched input '=='. Expecting: '=' (SQL compares with a single =)"),
+    # a new user's trial (issue 26): a function called with too few or too many arguments, in the name written
+    ("SELECT substr('abc')", ErrorCode.FUNCTION_NOT_FOUND, "Unexpected parameters (varchar(3)) for function substr. Expected: substr(string, start[, length])"),
+    ("SELECT mod(v, 1, 2) FROM t", ErrorCode.FUNCTION_NOT_FOUND, "Unexpected parameters (integer, integer, integer) for function mod. Expected: mod(n, m)"),
+    # ... an ORDER BY or GROUP BY position outside the select list (Trino's code and words)
+    ("SELECT id FROM t ORDER BY 5", ErrorCode.INVALID_COLUMN_REFERENCE, "ORDER BY position 5 is not in select list"),
+    ("SELECT id, count(*) FROM t GROUP BY 3", ErrorCode.INVALID_COLUMN_REFERENCE, "GROUP BY position 3 is not in select list"),
 ]  # fmt: skip
 
 
@@ -173,6 +196,92 @@ def test_syntax_errors_carry_the_users_line_and_column(memory: Engine) -> None:
     backquotes = "backquoted identifiers are not supported; use double quotes to quote identifiers"
     err = _refused(memory, "SELECT id\nFROM t\nWHERE `v` > 1", SYNTAX, f"line 3:7: {backquotes}")
     assert (err.details["line"], err.details["column"]) == (3, 7)
+
+
+# ---- the MERGE builder: each piece of SQL it was given is parsed on its own, and a syntax error names it -------
+
+EQUALS = "mismatched input '=='. Expecting: '=' (SQL compares with a single =)"
+BUILDER = [
+    (lambda b: b, "t.id == s.id", f"in the ON condition 't.id == s.id': line 1:6: {EQUALS}", (1, 6)),
+    (
+        lambda b: b.when_matched_update({"name": "s.name"}, condition="s.name = 'x"),
+        "t.id = s.id",
+        "in the WHEN MATCHED condition 's.name = 'x': line 1:10: unterminated string literal: 'x",
+        (1, 10),
+    ),
+    (
+        lambda b: b.when_matched_update({"name": "s.name ||"}),
+        "t.id = s.id",
+        "in the value for column name 's.name ||': line 1:8: the expression ends after '||'; expected an operand",
+        (1, 8),
+    ),
+    (
+        lambda b: b.when_not_matched_insert({"id": "s.id", "name": "upper(s.name) +\n  "}),
+        "t.id = s.id",
+        "in the value for column name 'upper(s.name) +\n  ': line 1:15: the expression ends after '+'; expected an operand",
+        (1, 15),
+    ),
+    (
+        lambda b: b.when_not_matched_by_source_delete(condition="t.v >"),
+        "t.id = s.id",
+        "in the WHEN NOT MATCHED BY SOURCE condition 't.v >': line 1:5: the expression ends after '>'; expected an operand",
+        (1, 5),
+    ),
+    (
+        lambda b: b.when_matched_update({"na me": "s.name"}),
+        "t.id = s.id",
+        "in the column name 'na me': line 1:4: mismatched input 'me'. Expecting: the end of the expression",
+        (1, 4),
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("clauses", "on", "message", "where"), BUILDER, ids=[b[2][:40] for b in BUILDER])
+def test_builder_syntax_errors_name_the_piece(memory: Engine, spark, clauses, on: str, message: str, where) -> None:
+    source = spark.createDataFrame([(1, "x")], "id INT, name STRING")
+    before = _table(memory)
+    with pytest.raises(MergekitError) as raised:
+        clauses(memory.merge_into("t", source=source, on=on)).when_matched_delete().execute()
+    assert str(raised.value) == f"[SYNTAX_ERROR] {message}"
+    assert (raised.value.details["line"], raised.value.details["column"]) == where
+    assert _table(memory) == before
+
+
+# ---- a user's DataFrame that fails while mergekit reads it: the cause kept, a user's code ----------------------
+
+
+def test_a_malformed_record_in_a_users_file(memory: Engine, spark, tmp_path) -> None:
+    path = tmp_path / "in.csv"
+    path.write_text("id,v\n1,2\n2,abc\n")
+    frame = spark.read.option("mode", "FAILFAST").option("header", "true").schema("id INT, v INT").csv(str(path))
+    memory.register_dataframe("csvsrc", frame)
+    try:
+        message = f'Malformed record [2,null] in file file://{path}: "abc" is not a number'
+        for sql in ("INSERT INTO t (id, v) SELECT id, v FROM csvsrc", "SELECT * FROM csvsrc"):
+            _refused(memory, sql, ErrorCode.INVALID_CAST_ARGUMENT, message)
+    finally:
+        memory.unregister_dataframe("csvsrc")
+
+
+def test_a_failing_python_function_of_a_users_dataframe(memory: Engine, spark) -> None:
+    from pyspark.sql.functions import udf
+
+    def boom(x):  # no type hints: Spark would read them as a pandas UDF's
+        raise ValueError(f"bad value {x}")
+
+    line = boom.__code__.co_firstlineno + 1
+    memory.register_dataframe("udfsrc", spark.range(1).select(udf(boom, "int")("id").alias("x")))
+    try:
+        for sql in ("SELECT * FROM udfsrc", "INSERT INTO t (id) SELECT x FROM udfsrc"):
+            err = _refused(
+                memory,
+                sql,
+                ErrorCode.FUNCTION_IMPLEMENTATION_ERROR,
+                f"A Python function failed: ValueError: bad value 0 (in boom, {__file__} line {line})",
+            )
+            assert err.code.type.value == "INTERNAL_ERROR"
+    finally:
+        memory.unregister_dataframe("udfsrc")
 
 
 SERIALS = [

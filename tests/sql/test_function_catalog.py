@@ -11,14 +11,16 @@ import pytest
 import sqlglot
 
 from mergekit.errors import ErrorCode, MergekitError
-from mergekit.sql.parse.dialect import DIALECT
+from mergekit.sql.parse.dialect import ARGUMENT_COUNT_WRONG, DIALECT
 from mergekit.sql.spark.function_catalog import (
     FUNCTIONS,
     TRINO_NAMES,
+    argument_counts,
     functions_markdown,
     listed_classes,
     rewrite_page,
     supported_names,
+    written_count,
 )
 from mergekit.sql.spark.rewrite import ANONYMOUS, PASS_FUNCS
 from mergekit.sql.spark.translate import HANDLERS, to_spark_sql
@@ -125,3 +127,52 @@ def test_names_trino_does_not_have_are_not_found(sql: str) -> None:
     with pytest.raises(MergekitError) as raised:
         _translate(sql)
     assert raised.value.code is ErrorCode.FUNCTION_NOT_FOUND
+
+
+def _call(name: str, count: int) -> sqlglot.exp.Expression:
+    arguments = ", ".join(["'day'"] + [f"x{i}" for i in range(1, count)]) if count else ""
+    return sqlglot.parse_one(f"SELECT {name}({arguments})", read=DIALECT).expressions[0]
+
+
+def test_argument_counts_come_from_the_signatures() -> None:
+    """Issue 26: a call with too few or too many arguments is refused before Spark sees it. The counts are read from
+    each signature (and checked against its example); every count in range is a call the check lets through, one
+    fewer or one more is refused (by the parse's mark or by its count)."""
+    counts = argument_counts()
+    assert counts["substr"] == (2, 3) and counts["lag"] == (1, 3) and counts["e"] == (0, 0)
+    assert len(counts) >= 140
+    for name, (low, high) in counts.items():
+        for count in range(max(low - 1, 0), high + 2):
+            try:
+                node = _call(name, count)
+            except sqlglot.errors.ParseError:  # chr(): its own parse refuses it (SYNTAX_ERROR "incomplete CHR")
+                assert not low <= count <= high, (name, count)
+                continue
+            refused = bool(node.meta.get(ARGUMENT_COUNT_WRONG)) or not low <= written_count(node) <= high
+            assert refused == (not low <= count <= high), (name, count)
+
+
+WRONG_COUNTS = [
+    ("SELECT substr(s) FROM t", "Unexpected parameters (varchar) for function substr. Expected: substr(string, start[, length])"),
+    ("SELECT substring(s, 1, 2, 3) FROM t", "Unexpected parameters (varchar, integer, integer, integer) for function substring. Expected: substring(string, start[, length])"),
+    ("SELECT substr() FROM t", "Unexpected parameters () for function substr. Expected: substr(string, start[, length])"),
+    ("SELECT mod(n, 1, 2) FROM t", "Unexpected parameters (bigint, integer, integer) for function mod. Expected: mod(n, m)"),
+    ("SELECT date_trunc('day') FROM t", "Unexpected parameters (varchar(3)) for function date_trunc. Expected: date_trunc(unit, x)"),
+    ("SELECT lag(n, 1, 2, 3) OVER (ORDER BY n) FROM t", "Unexpected parameters (bigint, integer, integer, integer) for function lag. Expected: lag(x[, offset[, default]])"),
+    ("SELECT e(1) FROM t", "Unexpected parameters (integer) for function e. Expected: e()"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("sql", "message"), WRONG_COUNTS, ids=[w[0] for w in WRONG_COUNTS])
+def test_wrong_argument_counts_are_refused_in_trinos_words(sql: str, message: str) -> None:
+    with pytest.raises(MergekitError) as raised:
+        _translate(sql)
+    assert str(raised.value) == f"[FUNCTION_NOT_FOUND] {message}"
+
+
+def test_other_forms_trino_has_stay_refused_by_name() -> None:
+    """strpos's instance, min's n: Trino takes them, mergekit refuses them by name (not as unknown parameters)."""
+    for sql in ("SELECT strpos(s, 'a', 2) FROM t", "SELECT min(n, 2) FROM t"):
+        with pytest.raises(MergekitError) as raised:
+            _translate(sql)
+        assert raised.value.code is ErrorCode.NOT_SUPPORTED, sql

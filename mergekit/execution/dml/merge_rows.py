@@ -23,7 +23,7 @@ from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.types import coercible, spark_sql_type, trino_name
 from mergekit.planner import JoinKind, MergePlan, PlannedCase, not_null_violation
 from mergekit.spi import MergeOperation
-from mergekit.sql import Expression
+from mergekit.sql import Expression, trino_type_text
 
 from .layout import CASE, OLD_PREFIX, OP, ROW_ID, SEQ, UID, UNCHANGED
 
@@ -382,7 +382,11 @@ def check_types(
         ]
         if not bad:
             continue
-        table = ", ".join(trino_name(builder.column_types[plan.target.columns[i].name]) for i in idx)
+        # the table's types as it declares them (``timestamp(3)``), not as Spark holds them (``timestamp(6)``)
+        columns = [plan.target.columns[i] for i in idx]
+        table = ", ".join(
+            trino_type_text(c.type_name) if c.type_name else trino_name(builder.column_types[c.name]) for c in columns
+        )
         exprs = ", ".join(trino_name(value_types[(case.number, i)]) for i in idx)
         if plan.statement == "UPDATE":
             message = f"UPDATE table column types don't match SET expressions: Table: [{table}], Expressions: [{exprs}]"

@@ -17,6 +17,24 @@ _AS_WRITTEN = (
 )  # fmt: skip
 
 
+#: ``meta`` keys of a function call: how many arguments it was written with, and that sqlglot's node for the function
+#: cannot take that many (see ``Mergekit.Parser.validate_expression``).
+ARGUMENT_COUNT = "argument_count"
+ARGUMENT_COUNT_WRONG = "argument_count_wrong"
+
+
+def call_arguments(node: exp.Expression) -> list[tuple[str, exp.Expression]]:
+    """The arguments of a function call's node, each with the name of the node's argument that holds it."""
+    if isinstance(node, exp.Anonymous):
+        return [("expressions", e) for e in node.expressions]
+    out: list[tuple[str, exp.Expression]] = []
+    for key, value in node.args.items():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, exp.Expression):
+                out.append((key, item))
+    return out
+
+
 def _as_written(name: str) -> Any:
     return lambda args: exp.Anonymous(this=name.lower(), expressions=args)
 
@@ -56,6 +74,21 @@ class Mergekit(Trino):
     ORIGINAL_NAME_META_KEY = "trino_name"
 
     class Parser(Trino.Parser):
+        def validate_expression(self, expression: Any, args: list[Any] | None = None) -> Any:
+            # A call of a known function with too few or too many arguments (``substr()``, ``mod(1, 2, 3)``): kept
+            # as the call the user wrote, with every argument, for the function catalogue to refuse in Trino's words
+            # once the arguments' types are known (``function_catalog.check_argument_count``), rather than sqlglot's
+            # ``Required keyword: 'start' missing for Substring`` or a node that drops the arguments it has no
+            # place for. Every call keeps how many arguments it was written with (its node may add defaults).
+            if args is not None and (expression.error_messages(args) or len(args) > len(call_arguments(expression))):
+                name = expression.sql_name() if isinstance(expression, exp.Func) else expression.key
+                call = exp.Anonymous(this=name.lower(), expressions=list(args))
+                call.meta[ARGUMENT_COUNT_WRONG] = True
+                return call
+            if args is not None:
+                expression.meta[ARGUMENT_COUNT] = len(args)
+            return super().validate_expression(expression, args)
+
         def _parse_merge_using_joins(self) -> Any:
             # ISO and Trino allow a joined table as the MERGE source (USING a JOIN b ON ... ON t.k = a.k); sqlglot
             # reads only a table there. The joins are kept on the USING table node.

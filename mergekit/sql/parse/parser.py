@@ -49,13 +49,13 @@ from .dialect import DIALECT
 from .functions import FUNCTION_HEADER, parse_create_function
 from .literals import check_typed_literals
 from .parts import literal_value, not_supported, syntax_error
-from .syntax_hints import check_operators
+from .syntax_hints import check_operators, token_error
 from .tree import parse_tree
 from .view_statements import view_statement
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
-__all__ = ["parse_statement", "split_statements", "parse_expression"]
+__all__ = ["parse_statement", "split_statements", "parse_expression", "parse_column_name"]
 
 
 _syntax_error = syntax_error
@@ -97,7 +97,7 @@ def split_statements(text: str) -> list[str]:
     try:
         tokens = DIALECT().tokenize(text)
     except TokenError as e:
-        raise _syntax_error(str(e)) from None
+        raise token_error(text, e) from None
     pieces: list[str] = []
     start = 0
     block = 0  # inside CREATE FUNCTION ... BEGIN ... END, semicolons end body statements, not the script's
@@ -129,14 +129,48 @@ def _has_code(piece: str) -> bool:
 
 
 def parse_expression(text: str) -> Expression:
-    """Parse a lone SQL expression (``t.id = s.id``)."""
+    """Parse a lone SQL expression (``t.id = s.id``); a syntax error's line and column are those of ``text``."""
+    if not text.strip():
+        raise _syntax_error("expected an expression, got nothing")
     try:
         node = sqlglot.parse_one(text, read=DIALECT, into=exp.Condition)
         check_operators(DIALECT().tokenize(text))
     except (ParseError, TokenError):
-        node = parse_tree(f"SELECT {text}").expressions[0]  # type: ignore[attr-defined]
+        node = _select_item(text)
     check_typed_literals(node)
     return Expression(node)
+
+
+def parse_column_name(text: str) -> str:
+    """A lone column name (``name``, ``"Name"``): a key of a MERGE builder's mapping."""
+    node = parse_expression(text).node
+    if not isinstance(node, exp.Column) or node.table:
+        raise _syntax_error("expected a column name (without a table name)")
+    return identifier_name(node.this)
+
+
+def _select_item(text: str) -> exp.Expression:
+    """``text`` parsed as the one item of a select list; errors in ``text``'s lines and columns (the select list
+    starts on a line of its own)."""
+    try:
+        tree = parse_tree(f"SELECT\n{text}")
+    except MergekitError as err:
+        line = int(err.details.get("line", 0))
+        if err.code is not ErrorCode.SYNTAX_ERROR or line < 2:
+            raise
+        column = int(err.details.get("column", 0))
+        message = re.sub(r"^line \d+:\d+: ", "", err.message)
+        raise _syntax_error(message, line - 1, column) from None
+    items = tree.expressions if isinstance(tree, exp.Select) else []
+    extra = [k for k, v in tree.args.items() if v and k != "expressions"]
+    if len(items) != 1 or extra:
+        raise _syntax_error(f"expected one expression, got: {text.strip()}")
+    if isinstance(items[0], exp.Alias):  # ``a b``: a second word where the expression should have ended
+        alias = items[0].args["alias"]
+        tok = next((t for t in reversed(DIALECT().tokenize(text)) if t.text == alias.this), None)
+        where = (tok.line, max(tok.col - len(tok.text) + 1, 1)) if tok is not None else (0, 0)
+        raise _syntax_error(f"mismatched input '{alias.this}'. Expecting: the end of the expression", *where)
+    return items[0]
 
 
 def parse_order_by(text: str) -> tuple[tuple[Expression, bool], ...]:
@@ -163,7 +197,10 @@ def parse_statement(text: str) -> Statement:
 
 def _parse_statement(text: str) -> Statement:
     # leading comments (a script's "-- what this does" lines) would hide the statement's first keyword
-    text = re.sub(r"^(?:\s*(?:--[^\n]*(?:\n|$)|/\*.*?\*/))+", "", text, flags=re.S)
+    body = re.sub(r"^(?:\s*(?:--[^\n]*(?:\n|$)|/\*.*?\*/))+", "", text, flags=re.S)
+    # what came before the statement, as blanks: the parser's lines and columns are those of the user's text
+    lead = _blanks(text[: len(text) - len(body.lstrip())])
+    text = body
     stripped = text.strip().rstrip(";").strip()
     if not stripped:
         raise _syntax_error("empty statement")
@@ -172,7 +209,7 @@ def _parse_statement(text: str) -> Statement:
         if m.group(1):
             option = m.group(1).strip("()").strip().upper()
             raise not_supported(f"EXPLAIN {option if option == 'ANALYZE' else '(' + option + ')'} is not supported")
-        return Explain(statement=_parse_statement(m.group(2)))
+        return Explain(statement=_parse_statement(lead + _blanks(stripped[: m.start(2)]) + m.group(2)))
     m = re.match(
         r"(?is)^show\s+tables(?:\s+(?:from|in)\s+([\w.\"]+))?"
         r"(?:\s+like\s+'((?:[^']|'')*)'(?:\s+escape\s+'((?:[^']|'')*)')?)?$",
@@ -218,8 +255,13 @@ def _parse_statement(text: str) -> Statement:
     merge_table = parse_merge_table_statement(stripped)
     if merge_table is not None:
         return merge_table
-    tree = parse_tree(mark_stream_syntax(stripped))
+    tree = parse_tree(lead + mark_stream_syntax(stripped))
     return convert(tree, stripped)
+
+
+def _blanks(text: str) -> str:
+    """``text`` with every character but line breaks as a space: it keeps what follows on its line and column."""
+    return re.sub(r"[^\n]", " ", text)
 
 
 def _job_statement(text: str) -> Statement | None:

@@ -21,7 +21,14 @@ from mergekit.errors import ErrorCode, MergekitError
 from .dialect import DIALECT
 from .literals import check_typed_literals
 from .parts import syntax_error
-from .syntax_hints import check_operators, hint_for_parse_error
+from .syntax_hints import (
+    check_operators,
+    hint_for_parse_error,
+    incomplete_operator,
+    row_count_error,
+    token_error,
+    update_without_set,
+)
 
 __all__ = ["parse_tree", "plain_parse_message"]
 
@@ -37,6 +44,9 @@ def parse_tree(text: str) -> exp.Expression:
         err = e.errors[0] if e.errors else {}
         desc = str(err.get("description") or e).split("\n")[0]
         line, col = int(err.get("line") or 0), int(err.get("col") or 0)
+        operator = incomplete_operator(text, desc, line, col)
+        if operator is not None:
+            raise operator from None
         token = str(err.get("highlight") or "")
         expecting = re.fullmatch(r"Expecting (\S+)", desc)
         if token and (desc == "Invalid expression / Unexpected token" or expecting):  # say what was found there
@@ -44,7 +54,7 @@ def parse_tree(text: str) -> exp.Expression:
             desc = f"mismatched input '{token}'" + (f". Expecting: '{expecting.group(1)}'" if expecting else "")
         raise syntax_error(plain_parse_message(desc), line, col) from None
     except TokenError as e:
-        raise syntax_error(f"{e} (an unterminated string, quoted identifier or comment?)") from None
+        raise token_error(text, e) from None
     found = [t for t in trees if t is not None]
     if len(found) != 1:
         raise syntax_error("expected exactly one statement")
@@ -108,14 +118,31 @@ def check_grammar(text: str, tree: exp.Expression) -> None:
     if isinstance(tree, (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Values, exp.Subquery)):
         if tokens and words[0] not in _QUERY_STARTS:
             raise _unexpected(tokens[0], "SELECT, WITH, VALUES or TABLE")
+    if any(not _integer_row_count(n) for n in tree.find_all(exp.Limit, exp.Offset, exp.Fetch)):
+        raise row_count_error(tokens) or syntax_error("LIMIT, OFFSET and FETCH take an integer row count")
     depth0 = _top_level(tokens)
     if isinstance(tree, exp.Merge):
+        _check_merge_into(tokens, words, depth0)
         _check_merge_clauses(tokens, words, depth0)
     if isinstance(tree, exp.Update):
         first_set = next((i for i in depth0 if words[i] == "SET"), None)
         first_where = next((i for i in depth0 if words[i] == "WHERE"), None)
         if first_where is not None and (first_set is None or first_where < first_set):
             raise _unexpected(tokens[first_where], "SET")
+        missing = update_without_set(tokens) if first_set is None else None
+        if missing is not None:
+            raise missing
+        if first_set is not None and (first_set + 1 == len(tokens) or first_set + 1 == first_where):
+            line, column = tokens[first_set].line, max(tokens[first_set].col - 2, 1)
+            raise syntax_error("SET needs at least one assignment: column = value", line, column)
+
+
+def _integer_row_count(node: exp.Expression) -> bool:
+    """LIMIT n, LIMIT ALL, OFFSET n, FETCH FIRST [n] ROWS ONLY: a row count Trino's grammar takes."""
+    count = node.args.get("count") if isinstance(node, exp.Fetch) else node.expression
+    if count is None or (isinstance(node, exp.Limit) and isinstance(count, exp.Var) and count.name.upper() == "ALL"):
+        return True
+    return isinstance(count, exp.Literal) and not count.is_string and str(count.this).isdigit()
 
 
 def _top_level(tokens: list[Any]) -> list[int]:
@@ -134,6 +161,23 @@ def _top_level(tokens: list[Any]) -> list[int]:
         elif parens == 0 and cases == 0:
             out.append(i)
     return out
+
+
+def _check_merge_into(tokens: list[Any], words: list[str], depth0: list[int]) -> None:
+    """``MERGE t USING ...``: Trino's grammar requires INTO (``MERGE [WITH SCHEMA EVOLUTION] INTO``)."""
+    at = next((i for i in depth0 if words[i] == "MERGE"), None)
+    if at is None:
+        return
+    at += 1
+    if words[at : at + 3] == ["WITH", "SCHEMA", "EVOLUTION"]:
+        at += 3
+    if at < len(tokens) and words[at] != "INTO":
+        tok = tokens[at]
+        raise syntax_error(
+            "MERGE needs INTO: MERGE INTO target USING source ON condition WHEN ...",
+            tok.line,
+            max(tok.col - len(tok.text) + 1, 1),
+        )
 
 
 def _check_merge_clauses(tokens: list[Any], words: list[str], depth0: list[int]) -> None:

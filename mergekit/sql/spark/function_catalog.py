@@ -18,6 +18,7 @@ between its marker comments (``tests/sql/test_function_catalog.py`` fails when t
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,9 +27,19 @@ import sqlglot
 from sqlglot import exp
 
 from mergekit.errors import ErrorCode, MergekitError
-from mergekit.sql.parse.dialect import DIALECT
+from mergekit.sql.parse.dialect import ARGUMENT_COUNT, ARGUMENT_COUNT_WRONG, DIALECT, call_arguments
 
-__all__ = ["FUNCTIONS", "CHAPTERS", "Function", "check_listed", "functions_markdown", "supported_names"]
+__all__ = [
+    "FUNCTIONS",
+    "CHAPTERS",
+    "Function",
+    "check_listed",
+    "check_argument_count",
+    "argument_counts",
+    "written_count",
+    "functions_markdown",
+    "supported_names",
+]
 
 
 @dataclass(frozen=True)
@@ -367,10 +378,10 @@ def listed_classes() -> frozenset[type]:
 
 def written_name(node: exp.Expr) -> str | None:
     """The function name as written, when the parse recorded it."""
-    if isinstance(node, exp.Anonymous):
-        return str(node.name).lower()
     name = node.meta.get("trino_name") if node.meta else None
-    return str(name).lower() if name else None
+    if name:
+        return str(name).lower()
+    return str(node.name).lower() if isinstance(node, exp.Anonymous) else None
 
 
 def check_listed(node: exp.Expr, display_name: str) -> None:
@@ -387,6 +398,84 @@ def check_listed(node: exp.Expr, display_name: str) -> None:
         raise MergekitError(ErrorCode.NOT_SUPPORTED, f"function {name}() is not supported on Spark")
     if type(node) not in listed_classes():
         raise MergekitError(ErrorCode.NOT_SUPPORTED, f"function {display_name}() is not supported on Spark")
+
+
+# Functions Trino also calls with another number of arguments than their signature here shows (forms mergekit refuses
+# by name when it translates them: strpos's instance, min's n, width_bucket's array of bins, ...): the number of
+# their arguments is not checked against the signature.
+_OTHER_FORMS = frozenset(
+    {"strpos", "from_utf8", "min", "max", "min_by", "max_by", "approx_distinct", "regexp_position", "from_unixtime",
+     "width_bucket"}
+)  # fmt: skip
+
+
+def parameter_counts(signature: str) -> tuple[int, int] | None:
+    """The fewest and most arguments a signature takes (``substr(string, start[, length])``: 2 and 3); None for one
+    that is not a plain list of parameters (``cast(value AS type)``, ``concat(string1, ..., stringN)``)."""
+    m = re.fullmatch(r"(\w+)\((.*)\)", signature.split(" -> ")[0].strip())
+    if m is None or re.search(r"\.\.\.|\*|\b(?:IN|FROM|AS)\b|/", m.group(2)):
+        return None
+    required = optional = depth = 0
+    for word in re.findall(r"\[|\]|\w+", m.group(2)):
+        if word == "[":
+            depth += 1
+        elif word == "]":
+            depth -= 1
+        elif depth:
+            optional += 1
+        else:
+            required += 1
+    return required, required + optional
+
+
+@functools.cache
+def argument_counts() -> dict[str, tuple[int, int]]:
+    """Function name -> the fewest and most arguments, for the listed functions whose signature says them and
+    whose example agrees (the catalogue's check of itself: an example is a call that runs)."""
+    out: dict[str, tuple[int, int]] = {}
+    for function in FUNCTIONS:
+        counts = parameter_counts(function.signature)
+        if counts is None or function.name in _OTHER_FORMS:
+            continue
+        if counts[0] <= written_count(_example_node(function)) <= counts[1]:
+            out[function.name] = counts
+    return out
+
+
+def written_count(node: exp.Expr) -> int:
+    """How many arguments a call was written with (its node may hold defaults the parse added: ``log2(x)`` is
+    ``log(2, x)``)."""
+    count = node.meta.get(ARGUMENT_COUNT) if node.meta else None
+    return int(count) if count is not None else len(call_arguments(node))
+
+
+def check_argument_count(node: exp.Expr, types: dict[str, object]) -> None:
+    """Trino's error for a call of a listed function with too few or too many arguments, in the name the user wrote:
+    ``Unexpected parameters (varchar(3)) for function substr. Expected: substr(string, start[, length])``.
+    ``types`` holds the types of the node's arguments by argument name (a list for a list)."""
+    parsed = bool(node.meta) and (ARGUMENT_COUNT in node.meta or ARGUMENT_COUNT_WRONG in node.meta)
+    name = written_name(node) or (node.sql_name().lower() if parsed and isinstance(node, exp.Func) else None)
+    if name is None or name not in supported_names():
+        return  # a call the planner built, or one check_listed refuses
+    given = call_arguments(node)
+    wrong = bool(node.meta.get(ARGUMENT_COUNT_WRONG)) if node.meta else False  # sqlglot's node could not hold them
+    counts = argument_counts().get(name)
+    if not wrong and (counts is None or counts[0] <= written_count(node) <= counts[1]):
+        return
+    shown: list[str] = []
+    position: dict[str, int] = {}
+    for key, _ in given:
+        t = types.get(key)
+        if isinstance(t, list):
+            t = t[position.get(key, 0)] if position.get(key, 0) < len(t) else None
+            position[key] = position.get(key, 0) + 1
+        known = t is not None and getattr(t, "known", False) and str(t) != "unknown"
+        shown.append(str(t) if known else "?")
+    signature = next(f.signature for f in FUNCTIONS if f.name == name).split(" -> ")[0].strip()
+    raise MergekitError(
+        ErrorCode.FUNCTION_NOT_FOUND,
+        f"Unexpected parameters ({', '.join(shown)}) for function {name}. Expected: {signature}",
+    )
 
 
 # --------------------------------------------------------------------------------------------------

@@ -92,6 +92,19 @@ def spark_type_sql(trino_type: str) -> str:
     return translated(trino_type)
 
 
+def trino_type_text(type_text: str) -> str:
+    """A declared type as Trino spells it in messages (``TIMESTAMP`` -> ``timestamp(3)``, ``VARCHAR(5)`` ->
+    ``varchar(5)``); the text itself when it is no type mergekit knows."""
+    from mergekit.errors import MergekitError
+
+    from .types import parse_type
+
+    try:
+        return str(parse_type(type_text))
+    except MergekitError:
+        return type_text
+
+
 def zoned_type_text(trino_type: str, zone: str | None) -> str:
     """Type text for a ``schema`` column whose timestamp values are in ``zone`` (None: UTC), e.g. a column of a user's
     DataFrame, which the user's Spark session shows in its own zone (``_spark_zones``)."""

@@ -31,7 +31,7 @@ from .build import (
     is_null,
     spark_fn,
 )
-from .function_catalog import check_listed
+from .function_catalog import check_argument_count, check_listed
 from .infer import Typer
 from .types import NOTYPE, TrinoType, check_operand_types, norm, not_supported
 from .zones import from_local_time, zone_step
@@ -199,13 +199,14 @@ class Rewriter:
     # ---- per-node translation
 
     def _translate(self, node: exp.Expr, types: dict[str, Any], safe: bool) -> tuple[exp.Expr, exp.Expr | None]:
+        anonymous = isinstance(node, exp.Anonymous)
+        if anonymous or is_function(node):
+            check_listed(node, func_name(node))  # the function catalogue is the allow-list
+            check_argument_count(node, types)
         t = self.ty.type_of(node)
         check_operand_types(node, types)
         if isinstance(node, STATEMENTS):
             raise not_supported(f"{node.key.upper()} statements are translated by the planner, not as Spark SQL")
-        anonymous = isinstance(node, exp.Anonymous)
-        if anonymous or is_function(node):
-            check_listed(node, func_name(node))  # the function catalogue is the allow-list
         rezone = None
         if anonymous or is_function(node) or isinstance(node, exp.Binary | exp.Unary | exp.Predicate):
             rezone = zone_step(node, types, t, norm(node.name) if anonymous else None)

@@ -544,6 +544,16 @@ def type_mismatch(message: str) -> MergekitError:
     return MergekitError(ErrorCode.TYPE_MISMATCH, message)
 
 
+def _datetime_hint(other: object, operand: object) -> str:
+    """What to write instead of a string literal compared with a date or timestamp (``ts > '2024-01-01'``)."""
+    if not (isinstance(other, TrinoType) and other.temporal and isinstance(operand, exp.Literal) and operand.is_string):
+        return ""
+    text = str(operand.this).replace("'", "''")
+    if re.fullmatch(r"\d{4}-\d{1,2}-\d{1,2}", text.strip()):
+        return f" (write TIMESTAMP '{text}' or DATE '{text}' for a date-time literal)"
+    return f" (write TIMESTAMP '{text}' for a date-time literal)"
+
+
 def check_operand_types(node: exp.Expr, types: dict[str, object]) -> None:
     """TYPE_MISMATCH, in Trino's words, for operands Trino's analyzer refuses but Spark would coerce (so the
     statement would run with other semantics): a string compared with or added to a number, a date or timestamp
@@ -556,17 +566,19 @@ def check_operand_types(node: exp.Expr, types: dict[str, object]) -> None:
     if op is not None and known_a and known_b and not quantified:
         assert isinstance(a, TrinoType) and isinstance(b, TrinoType)
         if not comparable(a, b):
-            raise type_mismatch(f"Cannot apply operator: {a} {op} {b}")
+            hint = _datetime_hint(a, node.expression) or _datetime_hint(b, node.this)
+            raise type_mismatch(f"Cannot apply operator: {a} {op} {b}{hint}")
     if isinstance(node, exp.Between):
         value, low, high = a, types.get("low"), types.get("high")
         bounds = [t for t in (low, high) if isinstance(t, TrinoType)]
         if isinstance(value, TrinoType) and len(bounds) == 2 and not all(comparable(value, t) for t in bounds):
-            raise type_mismatch(f"Cannot check if {value} is BETWEEN {bounds[0]} and {bounds[1]}")
+            hint = _datetime_hint(value, node.args.get("low")) or _datetime_hint(value, node.args.get("high"))
+            raise type_mismatch(f"Cannot check if {value} is BETWEEN {bounds[0]} and {bounds[1]}{hint}")
     if isinstance(node, exp.In) and isinstance(a, TrinoType):
         listed = types.get("expressions")
-        for t in listed if isinstance(listed, list) else []:
+        for t, item in zip(listed if isinstance(listed, list) else [], node.expressions, strict=False):
             if isinstance(t, TrinoType) and not comparable(a, t):
-                raise type_mismatch(f"IN value and list items must be the same type: {a}")
+                raise type_mismatch(f"IN value and list items must be the same type: {a}{_datetime_hint(a, item)}")
     op = _ARITHMETIC.get(type(node))
     if op is not None and known_a and known_b:
         assert isinstance(a, TrinoType) and isinstance(b, TrinoType)
