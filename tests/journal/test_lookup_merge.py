@@ -187,7 +187,7 @@ def test_lookup_merge_errors_leave_the_table_unchanged(spark, tmp_path, monkeypa
 def test_lookup_merge_key_types_and_what_falls_back_to_spark(spark, tmp_path, monkeypatch) -> None:
     """An INTEGER source key joins a BIGINT key exactly; VARCHAR keys compare byte-wise (case and trailing
     blanks differ). Statements Arrow would not evaluate as Spark does run the Spark plan instead: DOUBLE keys,
-    functions, integer arithmetic (overflow is an error in Spark), comparisons of DOUBLEs (NaN)."""
+    functions, division, comparisons of DOUBLEs (NaN), a second ON conjunct."""
     pair = _Pair(spark, tmp_path, monkeypatch, rows_per_file=60)
     pair.setup(
         "CREATE TABLE t (id BIGINT NOT NULL, v VARCHAR, n INTEGER, x DOUBLE, PRIMARY KEY (id))",
@@ -202,7 +202,7 @@ def test_lookup_merge_key_types_and_what_falls_back_to_spark(spark, tmp_path, mo
     pair.merge("MERGE INTO t USING dbl s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v", looked_up=False)
     for fallback in (
         "MERGE INTO t USING ints s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = upper(s.v)",
-        "MERGE INTO t USING ints s ON t.id = s.id WHEN MATCHED THEN UPDATE SET n = t.n + 1",
+        "MERGE INTO t USING ints s ON t.id = s.id WHEN MATCHED THEN UPDATE SET n = t.n / 2",
         "MERGE INTO t USING ints s ON t.id = s.id WHEN MATCHED AND t.x > 10 THEN DELETE",
         "MERGE INTO t USING ints s ON t.id = s.id AND s.n > 10 WHEN MATCHED THEN DELETE",
     ):
@@ -285,3 +285,50 @@ def test_lookup_merge_computes_date_arithmetic(spark, tmp_path, monkeypatch) -> 
             pair.run(engine, statement, threshold)
         assert str(info.value) == "[NUMERIC_VALUE_OUT_OF_RANGE] Date out of range: 2024-01-09 + 2000000000"
         assert pair.rows(engine) == before
+
+
+def test_lookup_merge_computes_integer_arithmetic(spark, tmp_path, monkeypatch) -> None:
+    """Integer arithmetic runs in Arrow on the lookup path (issue 27: the compiler row-level statements use) with
+    the Spark plan's results and errors: overflow as Spark's ANSI arithmetic raises it, negation, a wider integer
+    into a narrower column (Spark's CAST), and what may overflow evaluated only where Spark evaluates it: not on a
+    row an earlier case took (7), not where the left side of AND decides (8), not where the left operand is NULL
+    (multiples of 15). Each failing statement changes nothing."""
+    pair = _Pair(spark, tmp_path, monkeypatch, rows_per_file=50)
+    pair.setup(
+        "CREATE TABLE t (id BIGINT NOT NULL, n INTEGER, small TINYINT, b BIGINT, PRIMARY KEY (id))",
+        "INSERT INTO t SELECT id, CAST(id AS INTEGER), CAST(id % 100 AS TINYINT), id * 1000 "
+        "FROM UNNEST(sequence(0, 199)) AS x(id)",
+    )
+    rows = [(i, i % 7 - 3, None if i % 5 == 0 else i, 2_000_000_000 if i % 5 == 0 else 1) for i in range(0, 240, 3)]
+    rows += [(7, 2_000_000_000, 1, 1), (8, -2_000_000_000, 1, 1)]
+    pair.source("src", rows, "id BIGINT, k INT, m INT, big INT")
+    _, after = pair.merge(
+        "MERGE INTO t USING src s ON t.id = s.id "
+        "WHEN MATCHED AND s.k > 1000 THEN DELETE "
+        "WHEN MATCHED AND s.k > 0 AND t.n * s.k > 10 THEN UPDATE SET n = t.n * s.k - s.m, small = s.k + 1, "
+        "b = t.b + s.id * 2 "
+        "WHEN MATCHED AND s.m + t.n * s.big > 100 THEN UPDATE SET n = -t.n "
+        "WHEN NOT MATCHED THEN INSERT (id, n, small, b) VALUES (s.id, -s.k, s.k, s.id * s.k)"
+    )
+    found = {r[0]: r[1:] for r in after}
+    assert 7 not in found and found[8] == (8, 8, 8000) and found[201] == (-2, 2, 402)  # k = 201 % 7 - 3 = 2
+    assert found[18] == (0, 2, 18036) and found[15] == (15, 15, 15000) and found[57] == (-57, 57, 57000)
+
+    pair.source("bad", [(3, 1, 1, 1), (99, -(2**31), 2**31 - 1, 1000)], "id BIGINT, k INT, m INT, big INT")
+    before = pair.rows(pair.lookup)
+    assert before == pair.rows(pair.reference)
+    for sets, message in (
+        ("n = s.m - t.n", "Numeric overflow in subtraction"),  # t.n of row 99 is -99 now
+        ("small = t.small + t.small", "tinyint addition overflow: 99 + 99"),
+        ("n = -s.k", "Numeric value out of range"),
+        ("small = s.big", "Out of range for tinyint: 1000"),
+    ):
+        statement = f"MERGE INTO t USING bad s ON t.id = s.id WHEN MATCHED THEN UPDATE SET {sets}"
+        for engine, threshold in ((pair.lookup, LOOKUP), (pair.reference, SPARK_PLAN)):
+            with pytest.raises(MergekitError) as info:
+                pair.run(engine, statement, threshold)
+            assert str(info.value) == f"[NUMERIC_VALUE_OUT_OF_RANGE] {message}", statement
+            assert pair.rows(engine) == before
+    # the same statements where nothing overflows take the lookup path
+    pair.source("good", [(3, 1, 1, 5), (98, 2, 3, 4)], "id BIGINT, k INT, m INT, big INT")
+    pair.merge("MERGE INTO t USING good s ON t.id = s.id WHEN MATCHED THEN UPDATE SET n = -s.k + t.n, small = s.big")

@@ -91,6 +91,10 @@ SAME_AS_MERGE = [
     "UPDATE t SET v = CAST('12' AS INTEGER) + 1 WHERE id = 1",  # a constant Spark computes
     "UPDATE t SET v = id * 1000000000 WHERE id = 5",  # BIGINT into INTEGER: out of range
     "UPDATE t SET v = id * 2 WHERE id < 5",  # BIGINT into INTEGER
+    "UPDATE t SET v = -(v - 2147483647 - 1) WHERE id = 0",  # negation overflow: Spark's UnaryMinus words it
+    "DELETE FROM t WHERE -(v - 2147483647 - 1) > 0",
+    # the subquery is NULL on every row, yet Spark computes the right operand (and overflows)
+    "UPDATE t SET v = (SELECT g.grp FROM g WHERE g.label = t.name) + v * 1000000000",
 ]
 
 
@@ -103,6 +107,37 @@ def test_same_outcome_as_the_merge_path(engine: Engine, memory: Engine, statemen
         assert actual[0] == "error" and actual[1].startswith("[SUBQUERY_MULTIPLE_ROWS] ")
         return
     assert actual == expected
+
+
+NULL_LEFT = [  # Spark does not evaluate the right operand of a NULL (null-intolerant operators): no overflow
+    "UPDATE n SET v = k + v * 2",
+    "DELETE FROM n WHERE k + v * 2 > 0",
+    "UPDATE n SET v = -v WHERE k * 2 = v * 3 OR k - v * 2 < 0",
+    pytest.param(
+        "UPDATE n SET v = -v WHERE k * 2 = v * 2 OR k - v * 2 < 0",
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason="Spark's subexpression elimination computes v * 2, written twice, on every row before the "
+            "condition (and overflows); Arrow evaluates each operator as written",
+        ),
+    ),
+    "UPDATE n SET v = k + (v + 2000000000)",
+    "UPDATE n SET v = v * 2 + k",  # the left operand overflows first
+]
+
+
+@pytest.mark.parametrize("statement", NULL_LEFT)
+def test_a_null_operand_as_the_merge_path(engine: Engine, memory: Engine, statement: str) -> None:
+    outcomes = []
+    for e in (engine, memory):
+        e.execute("CREATE TABLE n (id BIGINT, k INTEGER, v INTEGER)")
+        e.execute("INSERT INTO n VALUES (1, NULL, 2000000000), (2, 1, 5), (3, NULL, NULL)")
+        try:
+            result = e.execute(statement)
+            outcomes.append((result.row_count, e.execute("SELECT * FROM n ORDER BY id").rows()))
+        except MergekitError as exc:
+            outcomes.append(("error", str(exc)))
+    assert outcomes[0] == outcomes[1]
 
 
 def test_not_null_and_check_match_the_merge_path(spark: Any, connector: RowLevelConnector) -> None:

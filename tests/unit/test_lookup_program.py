@@ -72,7 +72,9 @@ def _compile(whens: str):
         ("WHEN MATCHED THEN DELETE WHEN NOT MATCHED AND s.n > 3 THEN INSERT (id, n) VALUES (s.id, s.n)", True),
         ("WHEN NOT MATCHED THEN INSERT (id, n) VALUES (s.id, s.n)", False),  # insert-only: the anti join
         ("WHEN MATCHED THEN UPDATE SET x = s.n", True),  # INTEGER into DOUBLE: exact
-        ("WHEN MATCHED THEN UPDATE SET n = t.n + s.n", False),  # integer overflow is an error in Spark
+        ("WHEN MATCHED THEN UPDATE SET n = t.n + s.n", True),  # overflow raises as Spark's ANSI arithmetic does
+        ("WHEN MATCHED THEN UPDATE SET n = s.id", True),  # BIGINT into INTEGER: range-checked as Spark's CAST
+        ("WHEN MATCHED AND s.n > 0 AND t.n * s.n > 3 THEN DELETE", True),  # a right side that may fail: lazy
         ("WHEN MATCHED AND t.x > s.x THEN DELETE", False),  # NaN orders differently
         ("WHEN MATCHED THEN UPDATE SET n = s.x", False),  # DOUBLE into INTEGER rounds in Trino
         ("WHEN MATCHED THEN UPDATE SET v = s.n", False),  # no implicit INTEGER -> VARCHAR here
@@ -200,3 +202,42 @@ def test_key_types_that_join_in_arrow() -> None:
     assert arrow_join_type(T.StringType("UNICODE_CI"), pa.string()) is None  # compares by its collation in Spark
     assert binary_collation(T.StringType()) and binary_collation(T.LongType())
     assert not binary_collation(T.StringType("UTF8_LCASE"))
+
+
+def test_integer_arithmetic_overflows_only_where_spark_evaluates_it() -> None:
+    """Integer arithmetic runs in Arrow with Spark's ANSI errors: a condition that may overflow is evaluated only on
+    the rows Spark's CASE reaches (an earlier case took row 1), the right side of AND only where the left one does
+    not decide, and values only on the rows their case takes."""
+    program = _compile(
+        "WHEN MATCHED AND s.n > 1000 THEN DELETE "
+        "WHEN MATCHED AND s.n > 0 AND t.n * s.n > 3 THEN UPDATE SET n = t.n * s.n "
+        "WHEN NOT MATCHED THEN INSERT (id, n) VALUES (s.id, s.n + 1)"
+    )
+    source = {"id": [1, 2, 3, 4], "op": ["x"] * 4, "v": ["a"] * 4, "n": [2_000_000_000, 2, -2_000_000_000, 7]}
+    source["x"] = [0.0] * 4
+    target = {"id": [1, 2, 3], "v": ["t"] * 3, "n": [5, 3, 5], "x": [1.0] * 3, "$row_id": [1, 2, 3]}
+    rows = _rows(source, target, [0, 1, 2, 3], [0, 1, 2, None])
+    got = sorted((r["id"], r["$operation"], r["n"]) for p in evaluate_cases(program, rows) for r in p.to_pylist())
+    assert got == [(1, 2, 5), (2, 3, 6), (4, 1, 8)]  # row 3: s.n > 0 is FALSE, so t.n * s.n is not computed
+    with pytest.raises(MergekitError) as info:  # row 1, unmatched: s.n + 1 overflows INTEGER
+        list(evaluate_cases(program, _rows({**source, "n": [2**31 - 1, 2, 3, 4]}, target, [0], [None])))
+    assert str(info.value) == "[NUMERIC_VALUE_OUT_OF_RANGE] Numeric overflow in addition"
+    with pytest.raises(MergekitError) as info:  # row 2, matched: t.n * s.n overflows in the condition
+        list(
+            evaluate_cases(
+                program, _rows({**source, "n": [1, 1000, 3, 4]}, {**target, "n": [3_000_000, 3, 5]}, [1], [0])
+            )
+        )
+    assert str(info.value) == "[NUMERIC_VALUE_OUT_OF_RANGE] Numeric overflow in multiplication"
+
+
+def test_a_wider_integer_is_range_checked_into_its_column() -> None:
+    program = _compile("WHEN MATCHED THEN UPDATE SET n = s.id")
+    target = {"id": [1, 2], "v": ["t"] * 2, "n": [0, 0], "x": [1.0] * 2, "$row_id": [1, 2]}
+    source = {"id": [1, 2], "op": ["x"] * 2, "v": ["a"] * 2, "n": [0, 0], "x": [0.0] * 2}
+    pages = list(evaluate_cases(program, _rows(source, target, [0, 1], [0, 1])))
+    assert [r["n"] for p in pages for r in p.to_pylist()] == [1, 2]
+    source["id"] = [1, 5_000_000_000]
+    with pytest.raises(MergekitError) as info:
+        list(evaluate_cases(program, _rows(source, target, [0, 1], [0, 1])))
+    assert str(info.value) == "[NUMERIC_VALUE_OUT_OF_RANGE] Out of range for integer: 5000000000"

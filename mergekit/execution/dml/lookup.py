@@ -7,8 +7,8 @@ the same in Arrow as in Spark (``Expression.lowered``), the target is never scan
 1. Spark reads the source once and sends each row, by its key, to the task of the key's range (the
    connector's ``partition_points``, else a hash of the key): one shuffle, of the source only.
 2. Each task looks up the target rows of its distinct keys (``ConnectorIndex.lookup``), joins them to its source
-   rows in Arrow (a hash join), evaluates the WHEN clauses there (:mod:`.arrow_eval`: first match wins, as
-   the CASE of the Spark plan), and hands the merge rows to the same :class:`~.pipeline.MergeWriter` as
+   rows in Arrow (a hash join), evaluates the WHEN clauses there (:mod:`mergekit.execution.arrow.cases`: first match
+   wins, as the CASE of the Spark plan), and hands the merge rows to the same :class:`~.pipeline.MergeWriter` as
    the Spark plan (duplicate-match check, row change processor, merge sink).
 
 Every source row with a given key is in one task, so every merge row of a target row is produced there and
@@ -30,7 +30,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from mergekit.execution.arrow.cases import JoinedRows, LookupProgram, evaluate_cases, value_family
+from mergekit.execution.arrow.cases import JoinedRows, LookupProgram, evaluate_cases
+from mergekit.execution.arrow.compiler import value_family
 from mergekit.execution.scan import conform_page
 from mergekit.execution.session import statement_tasks
 from mergekit.planner import MergePlan

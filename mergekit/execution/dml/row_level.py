@@ -10,7 +10,7 @@ expression, so errors are the same) and hands it here when the connector has no 
    ``begin_update``, ``get_splits`` with the handle it returned;
 2. executors, one Spark task per split: ``create_page_source`` must return an ``UpdatablePageSource``; for each of
    its pages the ``WHERE`` clause (and for ``UPDATE`` the ``SET`` values, NOT NULL and CHECK) is evaluated in Arrow
-   (:mod:`.row_eval`) and the selected rows go back to the same instance (``delete_rows`` / ``update_rows``); then
+   (:mod:`mergekit.execution.arrow.rows`) and the selected rows go back to the same instance (``delete_rows`` / ``update_rows``); then
    ``finish`` (``abort`` on a failure), ``close`` always; the task returns the pickled fragments and its count;
 3. driver: ``finish_delete`` / ``finish_update`` with every task's fragments; ``abort_*`` on any failure.
 """
@@ -22,9 +22,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import attrs
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark import cloudpickle
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_type
@@ -32,18 +30,10 @@ from pyspark.sql.pandas.types import to_arrow_type
 from mergekit import sql as msql
 from mergekit.catalogs import ResolvedTable
 from mergekit.errors import ErrorCode, MergekitError
-from mergekit.execution.arrow.rows import (
-    MULTIPLE_ROWS_MESSAGE,
-    Compiled,
-    Lookup,
-    RowCompiler,
-    Unsupported,
-    assign,
-    column_of,
-    mask_of,
-)
+from mergekit.execution.arrow.compiler import Lookup, Unsupported
+from mergekit.execution.arrow.rows import RowProgram, compile_rows
 from mergekit.execution.context import StatementContext
-from mergekit.execution.failures import translate_error
+from mergekit.execution.failures import MULTIPLE_ROWS_MESSAGE, translate_error
 from mergekit.execution.scan import conform_page
 from mergekit.planner import MergePlan, check_violation, not_null_violation
 from mergekit.result import Result
@@ -388,59 +378,23 @@ def _type_subquery(ctx: StatementContext, kind: str, node: msql.SubqueryRef) -> 
     return _Subquery(node=node, sql=sql, lookup=lookup)
 
 
-@attrs.frozen
-class _Program:
-    """What a task evaluates (pickled to executors with the subqueries' results)."""
-
-    where: Compiled | None
-    values: tuple[Compiled, ...]
-    value_types: tuple[pa.DataType, ...]
-    not_null: tuple[str | None, ...]  # per updated column: its name when NOT NULL
-    checks: tuple[tuple[str, Compiled], ...]  # (violation message, evaluator over the new rows)
-
-
-def _assignable(value: pa.DataType, column: pa.DataType) -> bool:
-    """A value of type ``value`` becomes a ``column`` value exactly (Spark's implicit CAST agrees)."""
-    if value == column or pa.types.is_null(value):
-        return True
-    if pa.types.is_signed_integer(value) and pa.types.is_signed_integer(column):
-        return True  # a wider value is range-checked as Spark's CAST does (row_eval.assign)
-    if pa.types.is_float64(column):
-        return value in (pa.int8(), pa.int16(), pa.int32())
-    return (pa.types.is_string(value) or pa.types.is_large_string(value)) and pa.types.is_string(column)
-
-
-def _compile(planned: PlannedRowLevel) -> _Program:
-    kind = planned.statement
+def _compile(planned: PlannedRowLevel) -> RowProgram:
+    """The statement's Arrow program (:mod:`mergekit.execution.arrow.rows`); CHAR columns are left to Spark."""
     types = {c.name: c.type for c in planned.columns}
     type_names = {c.name: (c.type_name or "").lower() for c in planned.plan.target.columns}
-    readable = {n: t for n, t in types.items() if not type_names[n].startswith("char")}
-    lookups = {id(s.node): s.lookup for s in planned.subqueries}
-    compiler = RowCompiler(columns=readable, outer=planned.outer, lookups=lookups)
     try:
-        where = compiler.compile(planned.where) if planned.where is not None else None
-        if where is not None and not (pa.types.is_boolean(where.type) or pa.types.is_null(where.type)):
-            raise Unsupported(f"a WHERE clause of type {where.type}")
-        values = []
-        for column, tree in zip(planned.updated, planned.values, strict=True):
-            compiled = compiler.compile(tree)
-            if not _assignable(compiled.type, column.type):
-                raise Unsupported(f"an assignment of {compiled.type} to the {column.type} column {column.name}")
-            values.append(compiled)
-        check_compiler = RowCompiler(columns=readable, outer=frozenset())
-        checks = []
-        for name, text, tree in planned.checks:
-            checks.append((check_violation(name, text), check_compiler.compile(tree)))
+        return compile_rows(
+            where=planned.where,
+            updated=planned.updated,
+            values=planned.values,
+            checks=[(check_violation(name, text), tree) for name, text, tree in planned.checks],
+            columns={n: t for n, t in types.items() if not type_names[n].startswith("char")},
+            outer=planned.outer,
+            not_null=frozenset(c.name for c in planned.plan.target.columns if not c.nullable),
+            subqueries={id(s.node): s.lookup for s in planned.subqueries},
+        )
     except Unsupported as exc:
-        raise _refuse(kind, str(exc)) from None
-    not_null = {c.name for c in planned.plan.target.columns if not c.nullable}
-    return _Program(
-        where=where,
-        values=tuple(values),
-        value_types=tuple(c.type for c in planned.updated),
-        not_null=tuple(c.name if c.name in not_null else None for c in planned.updated),
-        checks=tuple(checks),
-    )
+        raise _refuse(planned.statement, str(exc)) from None
 
 
 # ---- running ----------------------------------------------------------------------------------------------
@@ -505,7 +459,7 @@ class _RowLevelTask:
     schema: pa.Schema
     row_id: str
     updated: tuple[str, ...]  # empty: a DELETE
-    program: _Program
+    program: RowProgram
     bounds: tuple[Bounded, ...] = ()  # the updated VARCHAR(n) / CHAR(n) columns (:mod:`.lengths`)
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -546,40 +500,29 @@ class _RowLevelTask:
             source.close()
 
     def _page(self, source: UpdatablePageSource, page: pa.RecordBatch) -> int:
-        n = page.num_rows
         program = self.program
-        if program.where is not None:
-            indices = np.flatnonzero(mask_of(program.where.fn(page), n))
-            if not len(indices):
-                return 0
-            if len(indices) < n:
-                page = page.take(pa.array(indices))
+        indices = program.selected(page)
+        if not len(indices):
+            return 0
+        if len(indices) < page.num_rows:
+            page = page.take(pa.array(indices))
         row_ids = page.column(self.row_id)
         if not self.updated:
             source.delete_rows(row_ids)
             return page.num_rows
-        m = page.num_rows
         arrays = []
-        for name, compiled, arrow_type, not_null in zip(
-            self.updated, program.values, program.value_types, program.not_null, strict=True
-        ):
-            value = assign(compiled.fn(page), m, compiled.type, arrow_type)
-            if not_null is not None and value.null_count:
-                raise MergekitError(ErrorCode.CONSTRAINT_VIOLATION, not_null_violation(not_null))
+        for name, value in zip(self.updated, program.new_values(page), strict=True):
             bound = next((b for b in self.bounds if b.column == name), None)
             arrays.append(value if bound is None else fit(value, bound, "UPDATE"))
         if program.checks:
             new_rows = page
             for name, value in zip(self.updated, arrays, strict=True):
                 new_rows = new_rows.set_column(new_rows.schema.get_field_index(name), name, value)
-            for message, check in program.checks:
-                result = column_of(check.fn(new_rows), m, pa.bool_())
-                if pc.any(pc.equal(result, False)).as_py():
-                    raise MergekitError(ErrorCode.CONSTRAINT_VIOLATION, message)
+            program.check(new_rows)
         arrays.append(row_ids)
         names = [*self.updated, self.row_id]
         source.update_rows(pa.RecordBatch.from_arrays(arrays, names=names), list(range(len(names))))
-        return m
+        return page.num_rows
 
 
 def run_row_level(ctx: StatementContext, planned: PlannedRowLevel | PlannedPushdown) -> Result:
@@ -653,7 +596,7 @@ def _run_tasks(
     columns: Sequence[ColumnHandle],
     row_id: ColumnHandle,
     splits: Sequence[Any],
-    program: _Program,
+    program: RowProgram,
 ) -> tuple[list[Any], int]:
     if not splits:
         return [], 0
