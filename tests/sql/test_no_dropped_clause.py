@@ -1,4 +1,4 @@
-"""The rule of mergekit/sql/convert_value.py: no part of a statement is dropped unseen.
+"""The rule of mergekit/sql/convert.py: no part of a statement is dropped unseen.
 
 For every argument that sqlglot's node classes declare (``arg_types``) on every syntax node the converter reads
 structurally (statements, WHEN clauses, table names, column definitions, constraints, properties), the walker
@@ -20,8 +20,8 @@ import sqlglot
 from sqlglot import exp
 
 from mergekit.errors import MergekitError
-from mergekit.sql import convert_value, parts
 from mergekit.sql.model import Tree
+from mergekit.sql.parse import convert, parts
 from mergekit.sql.parse.dialect import DIALECT
 
 # Valid statements that reach every converter and every structural node kind.
@@ -104,9 +104,7 @@ def _is_target_table(node: exp.Expression) -> bool:
     parent = node.parent
     if isinstance(parent, exp.Schema):
         parent = parent.parent
-    return (
-        isinstance(node, exp.Table) and isinstance(parent, convert_value.CONVERTED_CLASSES) and node.arg_key == "this"
-    )
+    return isinstance(node, exp.Table) and isinstance(parent, convert.CONVERTED_CLASSES) and node.arg_key == "this"
 
 
 def fingerprint(value: Any) -> Any:
@@ -128,19 +126,19 @@ def dropped_parts(bases: list[str]) -> list[str]:
     dropped: list[str] = []
     for text in bases:
         tree = sqlglot.parse_one(text, read=DIALECT)
-        baseline = fingerprint(convert_value.convert(tree, text))
+        baseline = fingerprint(convert.convert(tree, text))
         for index, node in enumerate(tree.walk()):
             if not (isinstance(node, STRUCTURAL) or _is_target_table(node)):
                 continue
             for arg in type(node).arg_types:
-                if not parts._empty(node.args.get(arg)):
+                if not parts.empty_clause(node.args.get(arg)):
                     continue  # present in the base statement: converted, its effect is the baseline
                 for candidate in CANDIDATES:
                     copy = tree.copy()
                     target = list(copy.walk())[index]
                     target.args[arg] = candidate.copy() if isinstance(candidate, exp.Expression) else candidate
                     try:
-                        converted = fingerprint(convert_value.convert(copy, text))
+                        converted = fingerprint(convert.convert(copy, text))
                     except MergekitError:
                         continue  # refused with a coded error
                     except Exception:  # the converter read the part (and could not use this value)
@@ -156,12 +154,12 @@ def test_no_argument_of_a_converted_node_is_dropped() -> None:
 
 def test_the_walker_reaches_every_converter() -> None:
     reached = {type(sqlglot.parse_one(text, read=DIALECT)) for text in BASES}
-    assert reached == set(convert_value.CONVERTED_CLASSES)
+    assert reached == set(convert.CONVERTED_CLASSES)
 
 
 def test_the_walker_catches_a_converter_that_drops_a_clause(monkeypatch: pytest.MonkeyPatch) -> None:
     """A test of the test: a DELETE converter that forgets LIMIT (as mergekit did before) is caught."""
-    original = convert_value._CONVERTERS[exp.Delete]
+    original = convert._CONVERTERS[exp.Delete]
 
     def forgets_limit(tree: exp.Delete) -> Any:
         tree = tree.copy()
@@ -169,7 +167,7 @@ def test_the_walker_catches_a_converter_that_drops_a_clause(monkeypatch: pytest.
         tree.set("order", None)
         return original(tree)
 
-    monkeypatch.setitem(convert_value._CONVERTERS, exp.Delete, forgets_limit)
+    monkeypatch.setitem(convert._CONVERTERS, exp.Delete, forgets_limit)
     found = dropped_parts(["DELETE FROM t AS x WHERE x.a = 1"])
     assert any(item.startswith("Delete.limit=") for item in found), found
     assert any(item.startswith("Delete.order=") for item in found), found
@@ -180,14 +178,14 @@ def test_the_walker_catches_a_new_sqlglot_argument_that_a_converter_drops(monkey
     arguments it does not know (instead of leaving them to Parts) is caught."""
     monkeypatch.setattr(exp.Update, "arg_types", {**exp.Update.arg_types, "new_clause": False})
     assert dropped_parts(["UPDATE t SET b = 1"]) == []  # the real converter refuses it
-    original = convert_value._CONVERTERS[exp.Update]
+    original = convert._CONVERTERS[exp.Update]
 
     def strips_unknown(tree: exp.Update) -> Any:
         tree = tree.copy()
         tree.args.pop("new_clause", None)
         return original(tree)
 
-    monkeypatch.setitem(convert_value._CONVERTERS, exp.Update, strips_unknown)
+    monkeypatch.setitem(convert._CONVERTERS, exp.Update, strips_unknown)
     found = dropped_parts(["UPDATE t SET b = 1"])
     assert any(item.startswith("Update.new_clause=") for item in found), found
 
