@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CONNECTORS := connectors/memory $(wildcard connectors/journal) $(wildcard connectors/partitioned) $(wildcard connectors/sqldb)
 
-.PHONY: venv test lint demo clean bench bench-quick bench-stream bench-sqldb fuzz
+.PHONY: venv test test-fast lint demo clean bench bench-quick bench-stream bench-sqldb fuzz
 
 venv: $(VENV)/.installed
 
@@ -15,8 +15,13 @@ $(VENV)/.installed: pyproject.toml $(wildcard connectors/*/pyproject.toml) $(wil
 	touch $@
 
 test: venv lint
-	$(PY) -m pytest -q -p no:cacheprovider
-	MERGEKIT_TEST_MASTER='local-cluster[2,1,1024]' $(PY) -m pytest -q -p no:cacheprovider -m merge_cases
+	$(PY) -m pytest -q -p no:cacheprovider --durations=25
+	MERGEKIT_TEST_MASTER='local-cluster[2,1,1024]' $(PY) -m pytest -q -p no:cacheprovider -m merge_cases --durations=25
+
+# Under a minute: the tests that start no Java and no PostgreSQL (markers set in tests/conftest.py); one that does
+# anyway fails (MERGEKIT_TEST_NO_JVM=1 points Java at nothing) instead of making this run slow.
+test-fast: venv
+	MERGEKIT_TEST_NO_JVM=1 $(PY) -m pytest -q -p no:cacheprovider -m "not spark and not jvm and not pg"
 
 # ruff (lint and format) everywhere, strict mypy on the SPI (the public contract)
 lint: venv

@@ -1,14 +1,20 @@
-"""Shared fixtures: one real Spark session for the whole test run.
+"""Shared fixtures: one real Spark session and one real PostgreSQL server for the whole test run.
 
 The session runs on ``local[2]`` unless ``MERGEKIT_TEST_MASTER`` names another master. ``make test`` runs the
 suite's MERGE cases (marker ``merge_cases``) a second time on ``local-cluster[2,1,1024]``: a master and two
 workers inside the driver JVM, each worker starting its executor as a separate JVM with its own Python workers,
-so nothing a merge sink needs can come from the driver's memory."""
+so nothing a merge sink needs can come from the driver's memory.
+
+Every test is marked by what it starts (:func:`_marks`): ``spark`` (the shared session), ``jvm`` (Java in a
+subprocess: the command line, crash and concurrency workers), ``pg`` (the PostgreSQL server). ``make test-fast``
+runs the rest with ``MERGEKIT_TEST_NO_JVM=1``, under which a test that starts Java or PostgreSQL anyway fails
+(Java is pointed at a directory that does not exist) rather than quietly making the fast run slow."""
 
 from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +22,11 @@ import pytest
 DEFAULT_MASTER = "local[2]"
 MASTER = os.environ.get("MERGEKIT_TEST_MASTER") or DEFAULT_MASTER
 CLUSTER = MASTER.startswith("local-cluster")
+# make test-fast: no Java (nor PostgreSQL) at all; a test that starts it anyway is marked wrong and fails
+NO_JVM = os.environ.get("MERGEKIT_TEST_NO_JVM") == "1"
+NO_JAVA_HOME = "/nonexistent/mergekit-test-fast-starts-no-java"
+if NO_JVM:
+    os.environ["JAVA_HOME"] = NO_JAVA_HOME  # the launcher fails at once, in this process and in subprocesses
 
 
 # The MERGE cases the cluster run repeats (marker ``merge_cases``): each connector's merge sinks and page sources
@@ -46,12 +57,50 @@ MERGE_CASES = {
 }
 
 
+# Tests that start Java in a subprocess (marker ``jvm``): the command line as a user runs it, and the workers
+# of the crash, kill and multi-process tests. Each entry: a test file, and which of its tests, by name.
+JVM_SUBPROCESS = {
+    "tests/cli/test_cli_cancel.py": lambda item: True,
+    "tests/cli/test_cli_demo.py": lambda item: True,
+    "tests/cli/test_cli_results.py": lambda item: item.originalname.startswith("test_sql_shows"),
+    "tests/cli/test_cli_sql.py": lambda item: True,
+    "tests/engine/test_embedding.py": lambda item: "cannot_import_mergekit" in item.name,
+    "tests/journal/test_crash.py": lambda item: True,
+    "tests/journal/test_engine_processes.py": lambda item: True,
+    "tests/sqldb/test_postgres.py": lambda item: item.name == "test_a_retried_task_applies_once",
+    "tests/sqldb/test_staging_cleanup.py": lambda item: "killed_driver" in item.name,
+    "tests/streams/test_continuous.py": lambda item: item.name.startswith("test_cli_follow"),
+    "tests/streams/test_jobs.py": lambda item: "killed_between" in item.name,
+}
+
+
+def _marks(item: pytest.Item, path: str) -> list[str]:
+    """``spark`` for a test that uses the shared session (the ``spark`` fixture, directly or through another
+    fixture, or the conformance kit's engine), ``jvm`` for one that starts Java in a subprocess (JVM_SUBPROCESS),
+    ``pg`` for one that uses the PostgreSQL server (the ``pg_server`` fixture). Test files whose tests start the
+    session some other way (``local_session()`` in the test) carry ``pytestmark = pytest.mark.spark``."""
+    from mergekit.testing import BaseConnectorTest
+
+    fixtures = set(getattr(item, "fixturenames", ()))
+    cls = getattr(item, "cls", None)
+    marks = []
+    if "spark" in fixtures or (cls is not None and issubclass(cls, BaseConnectorTest)):
+        marks.append("spark")
+    if any(path.startswith(prefix) and selected(item) for prefix, selected in JVM_SUBPROCESS.items()):
+        marks.append("jvm")
+    if "pg_server" in fixtures:
+        marks.append("pg")
+    return marks
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     root = Path(str(config.rootpath))
     kept, deselected = [], []
     for item in items:
         path = Path(str(item.path))
         path = path.relative_to(root).as_posix() if path.is_relative_to(root) else ""
+        for mark in _marks(item, path):
+            item.add_marker(mark)
         if any(path.startswith(prefix) and selected(item) for prefix, selected in MERGE_CASES.items()):
             item.add_marker(pytest.mark.merge_cases)
         # cluster-only tests belong to the cluster run (make test's second pytest): not collected elsewhere,
@@ -64,6 +113,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def spark():
+    if NO_JVM:
+        pytest.fail("MERGEKIT_TEST_NO_JVM=1 (make test-fast), yet a test asked for the Spark session: mark it spark")
     from mergekit.execution.session import local_session
 
     session = local_session(master=MASTER, shuffle_partitions=2)
@@ -74,6 +125,26 @@ def spark():
     session.stop()
     if CLUSTER:
         _remove_worker_dirs(app_id)
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[str]:
+    """The run's one PostgreSQL server: its base URI, without a database name. Tests that need isolation take a
+    database of their own on it (``tests.pg_server.fresh_database``), dropped when their module ends."""
+    if NO_JVM:
+        pytest.fail("MERGEKIT_TEST_NO_JVM=1 (make test-fast), yet a test asked for PostgreSQL: mark it pg")
+    from tests.pg_server import running_pg_server
+
+    with running_pg_server() as uri:
+        yield uri
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _drop_module_databases() -> Iterator[None]:
+    yield
+    from tests.pg_server import drop_databases
+
+    drop_databases()
 
 
 if CLUSTER:

@@ -2,8 +2,9 @@
 loopback port, stopped and removed afterwards. Uses the server binaries of /usr/lib/postgresql/<n>/bin
 (``.ci/run`` installs them when missing); a missing server fails the test rather than skipping it.
 
-Use :func:`pg_server` as a context manager, or the module-scoped ``pg_server`` fixture that test modules
-import from here (``from tests.pg_server import pg_server``), or :func:`fresh_database` for a new database.
+The test run starts ONE server (the session-scoped ``pg_server`` fixture of tests/conftest.py, which gives its
+base URI); a test that needs isolation takes a new database on it with :func:`fresh_database`. The databases
+:func:`fresh_database` created are dropped when their test module ends (:func:`drop_databases`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from contextlib import contextmanager
 
 import pytest
 
-__all__ = ["pg_bin", "pg_server", "running_pg_server", "fresh_database"]
+__all__ = ["pg_bin", "running_pg_server", "fresh_database", "drop_databases"]
 
 
 def pg_bin() -> str:
@@ -93,13 +94,6 @@ def running_pg_server(prefix: str = "mk-pg-") -> Iterator[str]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.fixture(scope="module")
-def pg_server() -> Iterator[str]:
-    """A PostgreSQL server for the whole test module (its base URI, without a database name)."""
-    with running_pg_server() as uri:
-        yield uri
-
-
 def fresh_database(server_uri: str, prefix: str = "mk") -> str:
     """Create an empty database on the server; returns its URI."""
     import psycopg
@@ -107,4 +101,20 @@ def fresh_database(server_uri: str, prefix: str = "mk") -> str:
     db = f"{prefix}_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(f"{server_uri}/postgres", autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {db}")
+    _created.append((server_uri, db))
     return f"{server_uri}/{db}"
+
+
+#: (server URI, database) of every database :func:`fresh_database` created and :func:`drop_databases` has not dropped
+_created: list[tuple[str, str]] = []
+
+
+def drop_databases() -> None:
+    """Drop the databases :func:`fresh_database` created (closing what still connects to them), so one server
+    serves the whole run without collecting a database per test."""
+    import psycopg
+
+    while _created:
+        server_uri, db = _created.pop()
+        with psycopg.connect(f"{server_uri}/postgres", autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")

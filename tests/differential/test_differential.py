@@ -32,7 +32,6 @@ from mergekit import Engine
 from tests.differential.compare import DELIBERATE, SQLSTATE_HAZARDS, Outcome, explained_by_hazards, judge
 from tests.differential.generator import FEATURES, HAZARDS, Generator, Scenario, Statement
 from tests.differential.runner import Finding, Mergekit, Postgres, Runner
-from tests.pg_server import pg_server  # noqa: F401 - the module's throwaway PostgreSQL server (fixture)
 
 pytestmark = pytest.mark.spark
 

@@ -40,7 +40,6 @@ from tests.journal.test_writes import (  # noqa: F401
     test_key_move_onto_live_key_is_rejected_but_swap_is_allowed,
     test_table_without_key_gets_hidden_row_ids,
 )
-from tests.pg_server import pg_server  # noqa: F401 - the module's throwaway PostgreSQL server (fixture)
 
 
 @pytest.fixture

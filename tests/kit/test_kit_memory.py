@@ -12,6 +12,8 @@ from mergekit.execution.session import local_session
 from mergekit.spi import ConnectorSession, ConnectorTableLayout, SchemaTableName
 from mergekit.testing import BaseConnectorTest, Behavior
 
+pytestmark = pytest.mark.spark  # engines on local_session(): the shared session
+
 
 class TestMemoryDeleteAndInsert(BaseConnectorTest):
     def catalog(self, tmp_path):  # type: ignore[no-untyped-def]

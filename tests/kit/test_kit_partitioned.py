@@ -13,6 +13,8 @@ from mergekit.errors import MergekitError
 from mergekit.execution.session import local_session
 from mergekit.testing import BaseConnectorTest
 
+pytestmark = pytest.mark.spark  # engines on local_session(): the shared session
+
 
 class TestPartitionedKit(BaseConnectorTest):
     def catalog(self, tmp_path: Path) -> Any:

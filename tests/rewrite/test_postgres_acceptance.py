@@ -17,7 +17,7 @@ import pytest
 from mergekit_journal.rewrite import rewrite
 
 from tests.helpers import normalize
-from tests.pg_server import fresh_database, pg_server  # noqa: F401 - module-scoped server fixture
+from tests.pg_server import fresh_database
 
 pytestmark = pytest.mark.spark
 

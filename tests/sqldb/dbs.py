@@ -64,9 +64,11 @@ class Db:
         self.engines.clear()
 
 
-@pytest.fixture(params=BACKENDS)
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
-    """A fresh database of each kind (PostgreSQL: on the module's throwaway server)."""
+@pytest.fixture(
+    params=[pytest.param(kind, marks=[pytest.mark.pg] if kind == "postgresql" else []) for kind in BACKENDS]
+)
+def database(request: pytest.FixtureRequest, tmp_path: Path, spark: Any) -> Iterator[Db]:
+    """A fresh database of each kind (PostgreSQL: on the test run's server), with engines on the shared session."""
     if request.param == "postgresql":
         server = request.getfixturevalue("pg_server")
         db = Db(kind="postgresql", uri=fresh_database(server), catalog="pg", schema="public")

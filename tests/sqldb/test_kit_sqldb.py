@@ -10,7 +10,7 @@ import pytest
 
 from mergekit.execution.dml.row_level import MERGE_NEEDS_MERGE_SPI
 from mergekit.testing import BaseConnectorTest, Behavior
-from tests.pg_server import fresh_database, pg_server  # noqa: F401 - the module's PostgreSQL server (fixture)
+from tests.pg_server import fresh_database
 
 
 class TestSqliteKit(BaseConnectorTest):

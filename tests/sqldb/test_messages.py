@@ -7,7 +7,6 @@ import pyarrow as pa
 import pytest
 
 from mergekit.errors import MergekitError
-from tests.pg_server import pg_server  # noqa: F401 - the module's PostgreSQL server (fixture)
 from tests.sqldb.dbs import Db, database  # noqa: F401 - the fixture of both databases
 
 pytestmark = pytest.mark.spark

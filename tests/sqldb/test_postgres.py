@@ -21,7 +21,7 @@ import pytest
 from mergekit import Engine
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.session import local_session
-from tests.pg_server import fresh_database, pg_server  # noqa: F401 - the module's PostgreSQL server (fixture)
+from tests.pg_server import fresh_database
 
 ROOT = Path(__file__).resolve().parents[2]
 

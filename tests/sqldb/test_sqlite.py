@@ -17,6 +17,8 @@ from mergekit.cli.catalogs import load_catalog_config
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.session import local_session
 
+pytestmark = pytest.mark.spark  # engines on local_session(): the shared session
+
 
 def make_engine(path: Path, **options: Any) -> Engine:
     catalogs = {"db": {"connector": "sqldb", "uri": f"sqlite:///{path}", **options}}
