@@ -267,17 +267,18 @@ class Runner:
         self.output.note(f"{counts['rows']} rows, {counts['batches']} batches")
         return status
 
-    def _error(self, exc: Exception, source: str | None, line: int, number: int) -> None:
+    def _error(self, exc: Exception, source: str | None, lines: tuple[int, int], number: int) -> None:
         if source is None:
             self.output.error(exc)
             return
         err = as_mergekit_error(exc)
-        where = f"{source}:{line}"
+        first, code = lines
+        where = f"{source}:{code}"
         error_line = err.details.get("line")
         if err.code in (ErrorCode.SYNTAX_ERROR, ErrorCode.INVALID_LITERAL) and error_line:
-            # the parser counts lines from the statement's first code line: count them in the file, and drop its
-            # "line L:C: "
-            where = f"{source}:{line + int(error_line) - 1}:{err.details.get('column') or 0}"
+            # the parser counts lines from the statement's text (its leading comments included): count them in the
+            # file, and drop its "line L:C: "
+            where = f"{source}:{first + int(error_line) - 1}:{err.details.get('column') or 0}"
             message = err.message.split(": ", 1)[1] if err.message.startswith("line ") else err.message
             err = MergekitError(err.code, message, **err.details)
         self.output.error(exc, prefix=f"{where} (statement {number}): ", shown=err)
@@ -305,8 +306,9 @@ class _Prefetched:
                 close()  # stopped early: Spark stops serving the rows
 
 
-def _statement_lines(text: str, pieces: Sequence[str]) -> list[int]:
-    """The line of ``text`` where each statement's code starts (past its leading comments)."""
+def _statement_lines(text: str, pieces: Sequence[str]) -> list[tuple[int, int]]:
+    """The lines of ``text`` where each statement's text starts and where its code starts (past its leading
+    comments)."""
     out = []
     pos = 0
     for piece in pieces:
@@ -314,7 +316,8 @@ def _statement_lines(text: str, pieces: Sequence[str]) -> list[int]:
         if start < 0:  # not found verbatim: keep counting from the last statement
             start = pos
         pos = start + len(piece)
-        out.append(text.count("\n", 0, start) + 1 + _leading_comment_lines(piece))
+        first = text.count("\n", 0, start) + 1
+        out.append((first, first + _leading_comment_lines(piece)))
     return out
 
 

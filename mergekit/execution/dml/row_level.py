@@ -35,7 +35,7 @@ from mergekit.execution.arrow.rows import RowProgram, compile_rows
 from mergekit.execution.context import StatementContext
 from mergekit.execution.failures import MULTIPLE_ROWS_MESSAGE, translate_error
 from mergekit.execution.scan import conform_page
-from mergekit.planner import MergePlan, check_violation, not_null_violation
+from mergekit.planner import MergePlan, check_violation
 from mergekit.result import Result
 from mergekit.spi import (
     PREDICATE_OPERATORS,
