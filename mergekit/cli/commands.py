@@ -183,7 +183,13 @@ def connectors_command(probe: bool) -> None:
     from mergekit.cli.connectors import describe_connectors
 
     rows = describe_connectors(probe=probe)
-    Output().table(
+    output = Output()
+
+    def described(text: str) -> str:
+        # on a terminal a long description is shortened so that the table keeps to its width; piped, it is whole
+        return text if not output.out.is_terminal or len(text) <= 90 else text[:87] + "..."
+
+    output.table(
         ["Connector", "Distribution", "Version", "Paradigm", "Supports", "Procedures", "Description"],
         [
             (
@@ -193,7 +199,7 @@ def connectors_command(probe: bool) -> None:
                 r.paradigm,
                 ", ".join(r.features),
                 ", ".join(r.procedures),
-                r.description,
+                described(r.description),
             )
             for r in rows
         ],

@@ -68,8 +68,8 @@ def _version(dist: str) -> str:
 
 
 def _first_line(text: str) -> str:
-    line = text.strip().split("\n\n")[0].replace("\n", " ")
-    return line if len(line) <= 90 else line[:87] + "..."
+    """The docstring's first paragraph, as one line (whole: the command line shortens it on a terminal)."""
+    return " ".join(text.strip().split("\n\n")[0].split())
 
 
 def _probe(info: ConnectorInfo, factory: object) -> ConnectorInfo:

@@ -173,7 +173,16 @@ class Output:
         )
 
     def table(self, columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title: str | None = None) -> None:
-        self.out.print(self._table(columns, ([(v, format_value(v)) for v in row] for row in rows), title=title))
+        """Rows as one table: rich's on a terminal (cells wrapped to its width), else ASCII with every cell whole."""
+        cells = [[(v, format_value(v)) for v in row] for row in rows]
+        if self.out.is_terminal:
+            self.out.print(self._table(columns, cells, title=title))
+            return
+        widths = [max([_width(str(c)), *(_width(row[i][1]) for row in cells)]) for i, c in enumerate(columns)]
+        if title is not None:
+            self.out.file.write(title + "\n")
+        self.out.file.write(_ascii_block(columns, cells, widths, first=True, last=True))
+        self.out.file.flush()
 
     def _table(
         self,
@@ -219,7 +228,7 @@ class Output:
         more = False
         blocks = 0
 
-        plain = not self.out.is_terminal and title is None
+        plain = not self.out.is_terminal
 
         def draw(last: bool) -> None:
             nonlocal blocks
@@ -227,6 +236,8 @@ class Output:
                 for i, (_, text) in enumerate(row):
                     widths[i] = max(widths[i], _width(text))
             if plain:  # a pipe or a file: the ASCII table rich would draw, written directly (rich: 1000 rows/s)
+                if title is not None and not blocks:
+                    self.out.file.write(title + "\n")
                 self.out.file.write(_ascii_block(columns, block, widths, first=not blocks, last=last))
                 self.out.file.flush()
                 block.clear()
@@ -381,11 +392,13 @@ def _timing(elapsed: float | None, *, inner: bool = False) -> str:
 
 
 def _console(*, stderr: bool) -> Console:
-    # Not a terminal: no colours, no wrapping of wide tables at 80 columns.
+    # Not a terminal: no colours, and no line is wrapped or cut at the console's width (rich's default is 80
+    # columns when it cannot ask a terminal): tables are written as ASCII with every cell whole (Output.table,
+    # stream_table), and text is printed as one line however long (soft_wrap).
     probe = Console(stderr=stderr)
     if probe.is_terminal:
         return Console(stderr=stderr, highlight=False)
-    return Console(stderr=stderr, highlight=False, no_color=True, width=max(probe.width, 200), soft_wrap=False)
+    return Console(stderr=stderr, highlight=False, no_color=True, width=max(probe.width, 200), soft_wrap=True)
 
 
 class SparkProgress:

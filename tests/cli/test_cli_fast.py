@@ -33,6 +33,21 @@ def test_connectors_lists_installed_plugins_with_their_behaviours():
     assert rows["csvdir"][1:3] == ["mergekit-csvdir", "0.1.0"]
 
 
+def test_connectors_piped_shows_every_line_whole():
+    """Issue 26, R6: ``mergekit connectors | cat`` wrapped its table at 80 columns and cut descriptions with '...'."""
+    proc = mergekit("connectors", env={"COLUMNS": "80"})
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len({len(line) for line in lines}) == 1 and len(lines[0]) > 200  # one row per line, none cut at 80
+    rows = {r[0]: r for r in table_rows(proc.stdout)}
+    assert len(lines) == len(rows) + 3  # borders and the header's rule: no row continues on a second line
+    assert rows["sqldb"][6] == (
+        "mergekit's sqldb connector: tables of a PostgreSQL or SQLite database, with MERGE, UPDATE and DELETE."
+    )
+    assert rows["journal"][4] == "MERGE/UPDATE/DELETE, time travel, change feed"
+    assert "..." not in proc.stdout and "…" not in proc.stdout
+
+
 def test_syntax_error_exits_1_before_spark_starts():
     proc = mergekit("sql", "SELECT * FROM accounts; SELEC 1", env=NO_JAVA)
     assert proc.returncode == 1
