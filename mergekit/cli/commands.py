@@ -117,14 +117,19 @@ def sql_command(
     catalog_config: str | None,
     max_rows: int,
 ) -> int:
-    """Run STATEMENTS (one, or several separated by ';').
+    """Run STATEMENTS (one, or several separated by ';'), or one of the shell's backslash commands.
 
     \b
     mergekit sql "SELECT * FROM accounts ORDER BY customer"
     mergekit sql --follow "SELECT STREAM rowtime, units FROM orders"
+    mergekit sql '\\d'
     """
     runner = Runner(_state(ctx, warehouse, catalog_config, max_rows))
     try:
+        if statements.lstrip().startswith("\\") and not follow:  # as psql -c '\d'
+            from mergekit.cli.shell import run_backslash_command
+
+            return run_backslash_command(runner, statements)
         if follow:
             return runner.follow(statements)
         return runner.run_script(statements, echo=echo)

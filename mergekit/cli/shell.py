@@ -7,6 +7,7 @@ pipe it prompts nothing and exits 1 if any statement failed, so ``mergekit shell
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import sys
@@ -17,14 +18,15 @@ from typing import Any
 from mergekit.cli.runner import EXIT_CANCELLED, Cancelled, Runner
 from mergekit.errors import ErrorCode, MergekitError
 
-__all__ = ["Shell", "statement_complete"]
+__all__ = ["Shell", "run_backslash_command", "statement_complete"]
 
 PROMPT = "mergekit> "
 CONTINUATION = "      -> "
 
 HELP = """\
 Statements end with ';' and may span several lines.
-  \\d            list the tables of every catalog and schema (each once, its companions beside it)
+  \\d            list your tables in every catalog and schema (each once, its companions beside it)
+  \\dS           the same with the system tables (such as sys.table_partitions)
   \\d NAME       describe a table (columns, types)
   \\dn           list schemas
   \\timing       toggle the elapsed time shown with results
@@ -216,9 +218,9 @@ class Shell:
                 return False
             if word in ("\\?", "\\h", "help"):
                 self.output.out.print(HELP, markup=False, highlight=False)
-            elif word == "\\d" and not arg:
-                self.output.table(["Catalog", "Schema", "Table", "Companion tables"], self.tables())
-            elif word == "\\d":
+            elif word in ("\\d", "\\ds") and not arg:
+                self.output.table(["Catalog", "Schema", "Table", "Companion tables"], self.tables(system=word != "\\d"))
+            elif word in ("\\d", "\\ds"):
                 self._show(f"DESCRIBE {arg}")
             elif word == "\\dn":
                 self.output.table(["Catalog", "Schema"], self.schemas())
@@ -257,25 +259,47 @@ class Shell:
                 out.append((catalog, schema))
         return out
 
-    def tables(self) -> list[tuple[str, str, str, str]]:
+    def tables(self, *, system: bool = False) -> list[tuple[str, str, str, str]]:
         """Every table of every catalog once, as its user created it, with the tables the connector created
-        along with it (``list_companion_tables``: a journal's ``<t>_journal``); through the connectors' metadata
-        (no Spark job)."""
+        along with it (``list_companion_tables``: a journal's ``<t>_journal``), and without the connector's system
+        tables (``list_system_tables``: the partitioned connector's ``sys.*``) unless ``system``; through the
+        connectors' metadata (no Spark job).
+
+        Each catalog is asked once for all its tables (``list_tables(schema=None)``), not schema by schema: a
+        schema that only stands for another (the sqldb connector's ``default``, which is ``public``) would list
+        its tables a second time."""
         from mergekit.spi import ConnectorSession
 
         out = []
         for catalog, connector in sorted(self.runner.engine.catalogs.items()):
             md = connector.get_metadata()
             session = ConnectorSession(catalog=catalog)
-            for schema in sorted(md.list_schemas(session=session)):
-                companions = md.list_companion_tables(session=session, schema=schema)
-                beside: dict[Any, list[str]] = {}
-                for companion, table in companions.items():
-                    beside.setdefault(table, []).append(companion.table)
-                for name in sorted(md.list_tables(session=session, schema=schema), key=str):
-                    if name not in companions:
-                        out.append((catalog, name.schema, name.table, ", ".join(sorted(beside.get(name, [])))))
+            companions = md.list_companion_tables(session=session, schema=None)
+            hidden = set() if system else set(md.list_system_tables(session=session, schema=None))
+            beside: dict[Any, list[str]] = {}
+            for companion, table in companions.items():
+                beside.setdefault(table, []).append(companion.table)
+            names = sorted(set(md.list_tables(session=session, schema=None)), key=lambda n: (n.schema, n.table))
+            for name in names:
+                if name not in companions and name not in hidden:
+                    out.append((catalog, name.schema, name.table, ", ".join(sorted(beside.get(name, [])))))
         return out
+
+
+def run_backslash_command(runner: Runner, text: str) -> int:
+    """``mergekit sql '\\d'``: one backslash command of the shell, as ``psql -c`` runs one; 1 if it failed."""
+    shell = Shell(runner, stdin=io.StringIO())
+    if "\n" in text.strip():
+        shell.failures += 1
+        shell.output.error(
+            MergekitError(
+                ErrorCode.SYNTAX_ERROR,
+                "mergekit sql runs one backslash command on its own, as psql -c does: give statements in another call",
+            )
+        )
+    else:
+        shell._command(text.strip())
+    return 1 if shell.failures else 0
 
 
 def _main_thread() -> bool:

@@ -158,8 +158,10 @@ class ConnectorMetadata(StreamMetadata, JobMetadata, ViewMetadata, RowLevelMetad
         """Tables of ``schema`` (all schemas when None).
 
         Required. Called on the driver by ``SHOW TABLES`` (once per statement) and by tools that list a
-        catalog (``mergekit connectors``, ``mergekit rewrite``). Returns the names in any order; an unknown
-        schema yields an empty list rather than an error."""
+        catalog (``mergekit shell``'s ``\\d``, ``mergekit connectors``, ``mergekit rewrite``). Returns the names
+        in any order; an unknown schema yields an empty list rather than an error. With ``schema=None`` each
+        table once, under its own schema: a schema name that only stands for another (the sqldb connector's
+        ``default``, its database's ``public``) adds no second name."""
 
     def list_companion_tables(
         self, *, session: ConnectorSession, schema: str | None
@@ -172,6 +174,15 @@ class ConnectorMetadata(StreamMetadata, JobMetadata, ViewMetadata, RowLevelMetad
         lists each table once, as its user created it, and names its companions beside it (``SHOW TABLES``
         still lists every name). Same ``schema`` convention as :meth:`list_tables`. Default: none."""
         return {}
+
+    def list_system_tables(self, *, session: ConnectorSession, schema: str | None) -> Sequence[SchemaTableName]:
+        """The tables :meth:`list_tables` lists that describe the catalog itself rather than hold a user's rows:
+        the partitioned connector's ``sys.table_partitions``, ``sys.range_partitions`` and ``sys.value_partitions``.
+
+        Optional. Called on the driver by tools that show a catalog to a person: ``mergekit shell``'s ``\\d``
+        leaves them out, as psql's does (``\\dS`` lists them, and so does ``SHOW TABLES`` of their schema:
+        ``SHOW TABLES FROM sys``). Same ``schema`` convention as :meth:`list_tables`. Default: none."""
+        return []
 
     @abc.abstractmethod
     def get_table_handle(

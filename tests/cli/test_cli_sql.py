@@ -110,6 +110,61 @@ def test_shell_driven_through_standard_input(tmp_path):
     assert "mergekit>" not in proc.stdout  # no prompts when reading a pipe
 
 
+def test_backslash_d_lists_your_tables_once_whole_when_piped(tmp_path):
+    """Issue 26: \\d listed the partitioned connector's system tables among the user's (R4), a SQLite catalog's
+    tables twice, under ``default`` and ``main`` (R5), and cut long names at 80 columns when piped (R6)."""
+    config = tmp_path / "catalogs.toml"
+    config.write_text(
+        "[catalogs.lake]\n"
+        'connector = "partitioned"\n'
+        'warehouse = "lake"\n\n'
+        "[catalogs.shop]\n"
+        'connector = "sqldb"\n'
+        f'uri = "sqlite:///{tmp_path / "shop.db"}"\n'
+    )
+    long_name = "customer_purchases_by_region_and_month_since_the_first_order_" + "x" * 40
+    session = "\n".join(
+        [
+            "CREATE TABLE accounts (customer VARCHAR NOT NULL, purchases INTEGER, PRIMARY KEY (customer));",
+            f"CREATE TABLE {long_name} (id BIGINT);",
+            "CREATE TABLE shop.default.orders (id BIGINT NOT NULL, item VARCHAR, PRIMARY KEY (id));",
+            "\\d",
+            "\\dS",
+            "SHOW TABLES FROM sys;",
+        ]
+    )
+    narrow = {"COLUMNS": "80"}
+    proc = mergekit("--catalog-config", str(config), "shell", stdin=session + "\n", env=narrow)
+    no_traceback(proc)
+    assert proc.returncode == 0, proc.stderr
+    found = table_rows(proc.stdout)
+    header = ["Catalog", "Schema", "Table", "Companion tables"]
+    first, second = (i for i, row in enumerate(found) if row == header)
+    show = found.index(["Table"])
+    rows, system = found[first:second], found[second:show]
+    assert rows == [
+        header,
+        ["lake", "default", "accounts", "accounts_journal"],
+        ["lake", "default", long_name, f"{long_name}_journal"],  # whole, on one line, however narrow the terminal
+        ["shop", "main", "orders", ""],  # once, under the SQLite database's schema (its 'default' stands for main)
+    ]
+    assert [r for r in system if r[1] == "sys"] == [
+        ["lake", "sys", "range_partitions", ""],
+        ["lake", "sys", "table_partitions", ""],
+        ["lake", "sys", "value_partitions", ""],
+    ]
+    assert [r for r in system if r[1] != "sys"] == rows  # \dS: the same, with the system tables
+    assert found[show + 1 :] == [["range_partitions"], ["table_partitions"], ["value_partitions"]]
+    assert "..." not in proc.stdout and "…" not in proc.stdout
+
+    # the same listing from mergekit sql, as psql -c '\d' gives it
+    proc = mergekit("--catalog-config", str(config), "sql", "\\d", env=narrow)
+    no_traceback(proc)
+    assert proc.returncode == 0, proc.stderr
+    assert table_rows(proc.stdout) == rows
+    assert proc.stderr == ""
+
+
 def _read_pty(master: int, proc: subprocess.Popen, timeout: float) -> str:
     chunks = []
     deadline = time.monotonic() + timeout

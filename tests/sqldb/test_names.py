@@ -129,3 +129,25 @@ def test_postgresql_schema_with_upper_case(database: Db) -> None:
     assert db.sql('SELECT * FROM "Sales"."Q1"') == [(1, 10)]
     assert ("Sales",) in db.engine.execute("SHOW SCHEMAS FROM pg").rows()
     assert db.engine.execute('SHOW TABLES FROM pg."Sales"').rows() == [("Q1",)]
+
+
+def test_the_shells_table_list_names_each_table_once_under_the_database_schema(database: Db, tmp_path) -> None:
+    """Issue 26, R5: ``\\d`` listed every table twice, under ``default`` and again under ``public`` (``main``)."""
+    from mergekit.cli.runner import CliState, Runner
+    from mergekit.cli.shell import Shell
+
+    db = database
+    db.engine.execute("CREATE TABLE orders (id BIGINT NOT NULL, item VARCHAR, PRIMARY KEY (id))")
+    db.sql("CREATE TABLE made_outside (id INTEGER PRIMARY KEY)")  # as psql / sqlite3 create it
+    config = tmp_path / "catalogs.toml"
+    config.write_text(f'[catalogs.{db.catalog}]\nconnector = "sqldb"\nuri = "{db.uri}"\n')
+    runner = Runner(CliState(catalog_config=str(config)))  # the command line's engine, on the shared session
+    try:
+        assert Shell(runner).tables() == [
+            (db.catalog, db.schema, "made_outside", ""),
+            (db.catalog, db.schema, "orders", ""),
+        ]
+        assert {"default", db.schema} <= {schema for _, schema in Shell(runner).schemas()}  # both names work
+        assert runner.engine.execute(f"SELECT count(*) FROM {db.catalog}.default.orders").rows() == [(0,)]
+    finally:
+        runner.close()

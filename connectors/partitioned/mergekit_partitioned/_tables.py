@@ -213,6 +213,13 @@ class TablesMetadata(ConnectorMetadata):
         """The base's."""
         return self.bm.list_companion_tables(session=session, schema=schema)
 
+    def list_system_tables(self, *, session: ConnectorSession, schema: str | None) -> Sequence[SchemaTableName]:
+        """The base's and, in ``sys``, the partition tables (``\\d`` leaves them out, ``\\dS`` lists them)."""
+        names = list(self.bm.list_system_tables(session=session, schema=schema))
+        if schema in (None, SYSTEM_SCHEMA):
+            names += [SchemaTableName(schema=SYSTEM_SCHEMA, table=t) for t in SYSTEM_TABLES]
+        return sorted(set(names), key=lambda n: (n.schema, n.table))
+
     def get_table_handle(
         self, *, session: ConnectorSession, table: SchemaTableName, version: TableVersion | None = None
     ) -> ConnectorTableHandle | None:
