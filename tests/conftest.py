@@ -64,7 +64,7 @@ JVM_SUBPROCESS = {
     "tests/cli/test_cli_demo.py": lambda item: True,
     "tests/cli/test_cli_results.py": lambda item: item.originalname.startswith("test_sql_shows"),
     "tests/cli/test_cli_sql.py": lambda item: True,
-    "tests/engine/test_embedding.py": lambda item: "cannot_import_mergekit" in item.name,
+    "tests/engine/test_embedding.py": lambda item: "cannot_import_mergekit" in item.name or "engine_local" in item.name,
     "tests/journal/test_crash.py": lambda item: True,
     "tests/journal/test_engine_processes.py": lambda item: True,
     "tests/sqldb/test_postgres.py": lambda item: item.name == "test_a_retried_task_applies_once",

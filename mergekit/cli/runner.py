@@ -103,9 +103,8 @@ def start_local_spark(*, debug: bool = False) -> Any:
     """The local Spark session the commands run on (the active one if any); unless ``debug``, the JVM's log is
     kept off the terminal."""
     from mergekit.execution.session import local_session
-    from mergekit.execution.spark_jobs import quiet_spark_conf
 
-    return local_session(conf={} if debug else quiet_spark_conf())
+    return local_session(log="spark" if debug else "off")
 
 
 class Runner:

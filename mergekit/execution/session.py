@@ -15,6 +15,8 @@ import sys
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
+from typing import Literal
 
 from pyspark import SparkConf
 from pyspark.sql import SparkSession
@@ -60,14 +62,30 @@ def _with_excluded_rules(current: str | None) -> str:
     return ",".join(rules + [r for r in EXCLUDED_RULES if r not in rules])
 
 
+#: What a new local session's JVM logs (log4j) on standard error: ``errors`` (the default) only errors while Spark
+#: starts, ``off`` nothing (the command line, which reports errors itself), ``spark`` Spark's own default profile
+#: (``mergekit --debug``). ``errors`` and ``off`` also drop Spark's start-up notices ("Using Spark's default log4j
+#: profile", "Setting default log level to ...") and warnings (NativeCodeLoader, a loopback hostname).
+SparkLog = Literal["errors", "off", "spark"]
+
+
 def local_session(
-    *, master: str | None = None, shuffle_partitions: int | None = None, conf: Mapping[str, str] | None = None
+    *,
+    master: str | None = None,
+    shuffle_partitions: int | None = None,
+    conf: Mapping[str, str] | None = None,
+    log: SparkLog = "errors",
 ) -> SparkSession:
     """The active Spark session (as it is: see :func:`applied_conf`), or a new local one whose Python workers run
     this interpreter.
 
     PySpark starts ``python3`` from PATH for its workers unless told otherwise, which would not see a
     virtualenv, so ``PYSPARK_PYTHON`` and ``spark.pyspark.python`` are set to ``sys.executable``.
+
+    ``log`` (:data:`SparkLog`) says what the JVM prints while the new session starts; unless it is ``spark``, its
+    level is OFF once the session runs (failures reach the caller as :class:`MergekitError`). A log4j
+    configuration of the caller's (a ``-Dlog4j2.configurationFile`` in ``conf``'s
+    ``spark.driver.extraJavaOptions``, a ``log4j2.properties`` in ``SPARK_CONF_DIR``) is used as it is, and left on.
     """
     active = SparkSession.getActiveSession()
     if active is not None:
@@ -97,12 +115,37 @@ def local_session(
         # (a 10M/1M MERGE shuffles 1.6M rows; about 0.2 s of its 3.5 s on 2 cores).
         settings.update({"spark.shuffle.compress": "false", "spark.shuffle.spill.compress": "false"})
     settings.update({**REQUIRED_CONF, _EXCLUDED_RULES_KEY: _with_excluded_rules(None), **(conf or {})})
+    if log not in ("errors", "off", "spark"):
+        raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"log must be 'errors', 'off' or 'spark', not {log!r}")
+    options = settings.get(_JAVA_OPTIONS_KEY)
+    quiet = log != "spark" and not _user_log4j_config(options)
+    if quiet:  # log4j configured before the JVM logs anything: a file next to this module
+        path = Path(__file__).resolve().with_name(_LOG4J_FILES[log])
+        settings[_JAVA_OPTIONS_KEY] = " ".join(filter(None, [options, f"-Dlog4j2.configurationFile={path.as_uri()}"]))
     spark_conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
     _start_jvm(spark_conf)
     builder = SparkSession.builder.config(conf=spark_conf)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("OFF")
+    if quiet:
+        spark.sparkContext.setLogLevel("OFF")
     return spark
+
+
+_JAVA_OPTIONS_KEY = "spark.driver.extraJavaOptions"
+_LOG4J_FILES = {"errors": "log4j2-errors.properties", "off": "log4j2-quiet.properties"}
+
+
+def _user_log4j_config(java_options: str | None) -> bool:
+    """Whether the caller configured log4j 2: in the driver's Java options, or a file in Spark's configuration
+    directory (Spark reads it from its classpath)."""
+    if "log4j2.configurationFile" in (java_options or ""):
+        return True
+    folder = os.environ.get("SPARK_CONF_DIR")
+    if folder is None and os.environ.get("SPARK_HOME"):
+        folder = os.path.join(os.environ["SPARK_HOME"], "conf")
+    if not folder or not os.path.isdir(folder):
+        return False
+    return any(name.startswith("log4j2") and not name.endswith(".template") for name in os.listdir(folder))
 
 
 #: The line the JVM prints on standard error whenever Spark's driver starts: Spark's launcher adds

@@ -1,5 +1,4 @@
-"""A statement's Spark jobs seen from the driver: a job group to cancel them, the progress of their stages, and
-the settings that keep the JVM's log off the terminal.
+"""A statement's Spark jobs seen from the driver: a job group to cancel them and the progress of their stages.
 
 The command line reaches Spark through here (and :mod:`mergekit.execution.session`). It imports this module
 before Spark starts, so pyspark is imported for type checking only; the functions work on a running session.
@@ -18,7 +17,7 @@ import attrs
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["JobProgress", "StageProgress", "cancel_statement_jobs", "job_group", "quiet_spark_conf"]
+__all__ = ["JobProgress", "StageProgress", "cancel_statement_jobs", "job_group"]
 
 _group_ids = itertools.count(1)
 
@@ -76,10 +75,3 @@ class JobProgress:
             done += int(info.numCompletedTasks)
             total += int(info.numTasks)
         return StageProgress(completed=done, total=total, stages=tuple(stages))
-
-
-def quiet_spark_conf() -> dict[str, str]:
-    """Spark settings that keep the JVM's log4j output off the terminal (mergekit reports errors itself); for a
-    session about to start (:func:`mergekit.execution.session.local_session`)."""
-    props = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2-quiet.properties")
-    return {"spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{props}"}
