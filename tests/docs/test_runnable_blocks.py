@@ -35,3 +35,21 @@ def test_block_runs(spark, tmp_path, where: str, code: str) -> None:
         exec(compile(code, where, "exec"), {"__name__": "__doc_block__"})  # our own docs
     finally:
         os.chdir(cwd)
+
+
+PAGES = sorted({where.split("#")[0] for where, _ in BLOCKS if not where.endswith("#0")})
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_a_pages_blocks_run_one_after_another(spark, tmp_path, page: str) -> None:
+    """A user pastes a page's blocks into one Python session in one folder (issue 26: quickstart.md's first two
+    blocks both created ``inventory`` in ./warehouse, so the second failed with TABLE_ALREADY_EXISTS)."""
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    session = {"__name__": "__doc_block__"}
+    try:
+        for where, code in BLOCKS:
+            if where.startswith(page + "#"):
+                exec(compile(code, where, "exec"), session)  # our own docs
+    finally:
+        os.chdir(cwd)
