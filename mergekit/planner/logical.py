@@ -429,34 +429,33 @@ def plan_update(stmt: Update, target: TargetTable) -> MergePlan:
     names = [name for name, _ in stmt.assignments]
     _check_assignments(target, names, merge=False)
     by_name = dict(stmt.assignments)
-    case = PlannedCase(
-        number=0,
-        kind=MergeCaseKind.MATCHED,
-        operation=MergeOperation.UPDATE,
-        condition=None,
-        values=tuple(by_name.get(c) for c in target.column_names),
-        set_columns=tuple(names),
-    )
-    return MergePlan(
-        statement="UPDATE",
-        target=target,
-        target_alias=stmt.target_alias or stmt.target.name,
-        join=JoinKind.SCAN,
-        where=stmt.where,
-        cases=(case,),
-    )
+    values = tuple(by_name.get(c) for c in target.column_names)
+    return _scan_plan("UPDATE", stmt, target, MergeOperation.UPDATE, values, set_columns=tuple(names))
 
 
 def plan_delete(stmt: Delete, target: TargetTable) -> MergePlan:
+    return _scan_plan("DELETE", stmt, target, MergeOperation.DELETE, (None,) * len(target.columns))
+
+
+def _scan_plan(
+    statement: str,
+    stmt: Update | Delete,
+    target: TargetTable,
+    operation: MergeOperation,
+    values: tuple[Expression | None, ...],
+    set_columns: tuple[str, ...] = (),
+) -> MergePlan:
+    """UPDATE and DELETE: a scan of the target whose rows the WHERE clause keeps all take one matched case."""
     case = PlannedCase(
         number=0,
         kind=MergeCaseKind.MATCHED,
-        operation=MergeOperation.DELETE,
+        operation=operation,
         condition=None,
-        values=(None,) * len(target.columns),
+        values=values,
+        set_columns=set_columns,
     )
     return MergePlan(
-        statement="DELETE",
+        statement=statement,
         target=target,
         target_alias=stmt.target_alias or stmt.target.name,
         join=JoinKind.SCAN,
