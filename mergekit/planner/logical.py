@@ -297,40 +297,18 @@ def plan_merge(stmt: Merge, target: TargetTable, source_columns: tuple[str, ...]
             )
         if case.star:
             case = _expand_star(case, target, source_alias, source_columns, evolving=stmt.schema_evolution)
-        if case.action is MergeAction.NOTHING:
-            cases.append(
-                PlannedCase(
-                    number=number,
-                    kind=case.kind,
-                    operation=None,
-                    condition=case.condition,
-                    values=(None,) * len(target.columns),
-                )
-            )
-        elif case.action is MergeAction.DELETE:
-            cases.append(
-                PlannedCase(
-                    number=number,
-                    kind=case.kind,
-                    operation=MergeOperation.DELETE,
-                    condition=case.condition,
-                    values=(None,) * len(target.columns),
-                )
-            )
+        operation: MergeOperation | None
+        set_columns: tuple[str, ...] = ()
+        if case.action in (MergeAction.NOTHING, MergeAction.DELETE):
+            operation = None if case.action is MergeAction.NOTHING else MergeOperation.DELETE
+            values: tuple[Expression | None, ...] = (None,) * len(target.columns)
         elif case.action is MergeAction.UPDATE:
             names = [name for name, _ in case.assignments]
             _check_assignments(target, names, merge=True)
             by_name = dict(case.assignments)
-            cases.append(
-                PlannedCase(
-                    number=number,
-                    kind=case.kind,
-                    operation=MergeOperation.UPDATE,
-                    condition=case.condition,
-                    values=tuple(by_name.get(c) for c in target.column_names),
-                    set_columns=tuple(names),
-                )
-            )
+            operation = MergeOperation.UPDATE
+            values = tuple(by_name.get(c) for c in target.column_names)
+            set_columns = tuple(names)
         else:
             columns = list(case.insert_columns) if case.insert_columns is not None else list(target.column_names)
             _check_assignments(target, columns, merge=True)
@@ -341,15 +319,18 @@ def plan_merge(stmt: Merge, target: TargetTable, source_columns: tuple[str, ...]
                     f"({len(case.insert_values)}) differ",
                 )
             by_name = dict(zip(columns, case.insert_values, strict=True))
-            cases.append(
-                PlannedCase(
-                    number=number,
-                    kind=case.kind,
-                    operation=MergeOperation.INSERT,
-                    condition=case.condition,
-                    values=tuple(by_name.get(c) for c in target.column_names),
-                )
+            operation = MergeOperation.INSERT
+            values = tuple(by_name.get(c) for c in target.column_names)
+        cases.append(
+            PlannedCase(
+                number=number,
+                kind=case.kind,
+                operation=operation,
+                condition=case.condition,
+                values=values,
+                set_columns=set_columns,
             )
+        )
     kinds = {c.kind for c in cases}
     if MergeCaseKind.NOT_MATCHED_BY_SOURCE in kinds:
         join = JoinKind.FULL
