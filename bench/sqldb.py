@@ -56,19 +56,9 @@ from typing import Any
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from bench import harness  # noqa: E402
 from bench.doc_section import replace_section  # noqa: E402
-from bench.harness import (  # noqa: E402
-    _loadavg,
-    _machine,
-    _Memory,
-    _now,
-    _size,
-    _stage_times,
-    _start_spark,
-    add_run_options,
-    publish,
-    start_report,
-)
+from bench.harness import _loadavg, _machine, _Memory, _now, _size, _stage_times, _start_spark, publish  # noqa: E402
 from bench.streaming import expected_result  # noqa: E402
 from bench.systems import CLAUSES  # noqa: E402
 from bench.workload import generate, label  # noqa: E402
@@ -689,7 +679,7 @@ def main() -> None:
     p.add_argument("--warm", type=int, default=1, help="warm runs per worker after its cold run (1)")
     p.add_argument("--upsert-partitions", type=int, default=0, help="pyspark_upsert: partitions (0: parallelism)")
     p.add_argument("--batch-rows", type=int, default=50_000, help="pyspark_upsert: rows per COPY + upsert")
-    add_run_options(p, reload="initdb and load T", figures="sqldb")
+    harness.add_run_options(p, reload="initdb and load T", figures="sqldb")
     p.add_argument("--system", default="", help=argparse.SUPPRESS)
     p.add_argument("--uri", default="", help=argparse.SUPPRESS)
     p.add_argument("--pg-pid", type=int, default=0, help=argparse.SUPPRESS)
@@ -726,7 +716,7 @@ def main() -> None:
         "pg_settings": PG_SETTINGS,
         "systems": systems,
     }
-    report = {**start_report("bench.sqldb", settings, machine), "systems": {}}
+    report = {**harness.start_report("bench.sqldb", settings, machine), "systems": {}}
     print(f"[sqldb] load average at start: {report['loadavg_start']}", flush=True)
     wall0 = time.perf_counter()
     paths = generate(args.data, n_t, n_s, args.seed)

@@ -72,17 +72,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from bench import harness  # noqa: E402 - after the path set-up, so `python bench/streaming.py` works too
-from bench.harness import (  # noqa: E402
-    _copy_warehouse,
-    _loadavg,
-    _Memory,
-    _now,
-    _size,
-    _start_spark,
-    add_run_options,
-    publish,
-    start_report,
-)
+from bench.harness import _copy_warehouse, _loadavg, _Memory, _now, _size, _start_spark, publish  # noqa: E402
 from bench.stream_report import (  # noqa: E402
     WARMUP_COMMITS,
     check_run,
@@ -519,7 +509,7 @@ def main() -> None:
     p.add_argument("--interval", type=float, default=0.0, help="live: seconds between commits (0: as fast as possible)")
     p.add_argument("--systems", default=",".join(SYSTEMS), help="comma separated, from: " + ", ".join(SYSTEMS))
     p.add_argument("--warmup-rows", default="100k", help="rows of the warm-up's small target")
-    add_run_options(p, reload="load T into the journal", figures="streaming")
+    harness.add_run_options(p, reload="load T into the journal", figures="streaming")
     # worker options
     p.add_argument("--run", default="live", choices=["live", "drain"], help=argparse.SUPPRESS)
     p.add_argument("--cap", type=int, default=0, help=argparse.SUPPRESS)
@@ -559,7 +549,7 @@ def main() -> None:
         "conf": args.conf,
         "systems": systems,
     }
-    report = {**start_report("bench.streaming", settings), "runs": {}}
+    report = {**harness.start_report("bench.streaming", settings), "runs": {}}
     print(f"[stream] load average at start: {report['loadavg_start']}", flush=True)
     wall0 = time.perf_counter()
     paths = generate(args.data, n_t, n_s, args.seed)
