@@ -464,6 +464,18 @@ def start_report(module: str, settings: dict[str, Any], machine: dict[str, Any] 
     }
 
 
+def republish(args: argparse.Namespace, write_doc: Any, print_report: Any, prepare: Any = None) -> None:
+    """``--from-json``: an earlier run's report (``prepare(report)``'s, when given), to ``--write-doc`` and
+    printed, as ``publish`` does at the end of a run."""
+    with open(args.from_json) as f:
+        report = json.load(f)
+    if prepare is not None:
+        report = prepare(report)
+    if args.write_doc:
+        write_doc(report, args.write_doc)
+    print_report(report)
+
+
 def _loadavg() -> list[float]:
     """The load average (1, 5, 15 minutes)."""
     return [round(x, 2) for x in os.getloadavg()]

@@ -689,11 +689,7 @@ def main() -> None:
     if args.role == "worker":
         return worker(args)
     if args.from_json:
-        with open(args.from_json) as f:
-            report = json.load(f)
-        if args.write_doc:
-            write_doc(report, args.write_doc)
-        return print_report(report)
+        return harness.republish(args, write_doc, print_report)
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     if set(systems) - set(SYSTEMS):
         p.error(f"unknown systems; choose from {SYSTEMS}")

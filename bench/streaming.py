@@ -494,6 +494,16 @@ def _caps(text: str) -> list[int]:
     return caps
 
 
+def _resummarized(report: dict[str, Any]) -> dict[str, Any]:
+    """A ``--json`` report of any version, its figures computed from the raw times as this version computes them."""
+    report = upgrade(report)
+    for run in report["runs"].values():
+        for entry in run["systems"].values():
+            if entry.get("result"):
+                entry["summary"] = summarize(entry["result"], report["settings"]["rows"], run["mode"])
+    return report
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--mode", default="both", choices=["live", "drain", "both"], help="what to measure (both)")
@@ -521,15 +531,7 @@ def main() -> None:
     if args.role == "worker":
         return worker(args)
     if args.from_json:
-        with open(args.from_json) as f:
-            report = upgrade(json.load(f))
-        for run in report["runs"].values():  # figures from the raw times, as this version computes them
-            for entry in run["systems"].values():
-                if entry.get("result"):
-                    entry["summary"] = summarize(entry["result"], report["settings"]["rows"], run["mode"])
-        if args.write_doc:
-            write_doc(report, args.write_doc)
-        return print_report(report)
+        return harness.republish(args, write_doc, print_report, _resummarized)
 
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     if sorted(set(systems) - set(SYSTEMS)):
