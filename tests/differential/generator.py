@@ -214,6 +214,30 @@ class Exprs:
             return f"CASE WHEN {a} IS NULL THEN NULL ELSE ({a} {op} {b}) END"
         return f"({a} {op} {b})"
 
+    def leaf(
+        self, refs: list[Ref], column_chance: float, null_chance: float, null_sql: str, literal: Callable[[], str]
+    ) -> tuple[str, bool]:
+        """A leaf of an expression, ``(sql, constant)``: one of ``refs`` (with ``column_chance``), else the type's
+        NULL ``null_sql`` (with ``null_chance``), else ``literal()``."""
+        if refs and self.rng.random() < column_chance:
+            return self.rng.choice(refs).sql, False
+        if self.rng.random() < null_chance:
+            return null_sql, True
+        return literal(), True
+
+    def compare(self, operand: Callable[[], tuple[str, bool]], refs: list[Ref], op: str) -> str:
+        """``a op b`` of two ``operand()`` values, ``a`` one of ``refs`` instead when both are constant (PostgreSQL
+        folds constants while planning); with ``spark_nulls``, NULL when ``a`` is."""
+        a, ca = operand()
+        before = self.raising
+        b, cb = operand()
+        if ca and cb and refs:
+            a, ca = self.rng.choice(refs).sql, False
+        self.right_operand(before, ca)
+        if self.acc.spark_nulls:
+            return f"CASE WHEN {a} IS NULL THEN NULL ELSE {a} {op} {b} END"
+        return f"{a} {op} {b}"
+
     def int_(self, depth: int = 2) -> tuple[str, str, bool]:
         rng = self.rng
         if depth <= 0 or rng.random() < 0.35:
@@ -330,11 +354,7 @@ class Exprs:
     def str_(self, depth: int = 2) -> tuple[str, bool]:
         rng = self.rng
         if depth <= 0 or rng.random() < 0.4:
-            if self.strs and rng.random() < 0.7:
-                return rng.choice(self.strs).sql, False
-            if rng.random() < 0.08:
-                return "CAST(NULL AS VARCHAR)", True
-            return lit(rng.choice(STRINGS)), True
+            return self.leaf(self.strs, 0.7, 0.08, "CAST(NULL AS VARCHAR)", lambda: lit(rng.choice(STRINGS)))
         kind = rng.choices(
             ["concat", "case_fn", "substr", "coalesce", "case", "from_int", "replace"], [3, 2, 1, 2, 1, 2, 1]
         )[0]
@@ -411,15 +431,12 @@ class Exprs:
             return timestamps.comparison(self, depth, op)
         if self.strs and self.rng.random() < 0.3:
             return f"{self.str_(depth)[0]} {op} {self.str_(depth)[0]}"
-        a, _, ca = self.int_(depth)
-        before = self.raising
-        b, _, cb = self.int_(depth)
-        if ca and cb and self.ints:
-            a, ca = self.rng.choice(self.ints).sql, False
-        self.right_operand(before, ca)
-        if self.acc.spark_nulls:
-            return f"CASE WHEN {a} IS NULL THEN NULL ELSE {a} {op} {b} END"
-        return f"{a} {op} {b}"
+
+        def integer() -> tuple[str, bool]:
+            sql, _, constant = self.int_(depth)
+            return sql, constant
+
+        return self.compare(integer, self.ints, op)
 
     def subquery_condition(self, depth: int) -> str:
         rng = self.rng
@@ -815,23 +832,23 @@ class _Writer:
 
     # -- UPDATE, DELETE --
 
+    def _aliased_target(self, subquery_chance: float) -> tuple[str, Exprs]:
+        """UPDATE's and DELETE's target, ``tgt`` or ``tgt AS t``, and expressions over its columns."""
+        alias = self.rng.choice([None, "t", "t"])
+        ex = Exprs(self.rng, self.target_refs(alias or "tgt"), self.acc, subqueries=self.rng.random() < subquery_chance)
+        return f"tgt{' AS ' + alias if alias else ''}", ex
+
     def update(self) -> str:
-        rng = self.rng
-        alias = rng.choice([None, "t", "t"])
-        q = alias or "tgt"
-        ex = Exprs(rng, self.target_refs(q), self.acc, subqueries=rng.random() < 0.5)
-        sql = f"UPDATE tgt{' AS ' + alias if alias else ''} SET {self.set_list(ex, allow_key=True)}"
-        if rng.random() < 0.75:
+        target, ex = self._aliased_target(0.5)
+        sql = f"UPDATE {target} SET {self.set_list(ex, allow_key=True)}"
+        if self.rng.random() < 0.75:
             sql += f" WHERE {self.condition(ex)}"
         return sql
 
     def delete(self) -> str:
-        rng = self.rng
-        alias = rng.choice([None, "t", "t"])
-        q = alias or "tgt"
-        ex = Exprs(rng, self.target_refs(q), self.acc, subqueries=rng.random() < 0.6)
-        sql = f"DELETE FROM tgt{' AS ' + alias if alias else ''}"
-        if rng.random() < 0.85:
+        target, ex = self._aliased_target(0.6)
+        sql = f"DELETE FROM {target}"
+        if self.rng.random() < 0.85:
             sql += f" WHERE {self.condition(ex)}"
         return sql
 
