@@ -878,15 +878,24 @@ class _Writer:
                 self.use("defaults")
             self.writes([c for c in omitted if c.default is None or c.not_null])
 
-    def insert(self) -> str:
-        rng = self.rng
-        if self.has("defaults") and rng.random() < 0.06:
+    def inserted_columns(self, default_values_chance: float) -> tuple[list[Column] | None, list[Column]] | None:
+        """An INSERT's column list (None: no list) and the columns it writes, their hazards noted; None for
+        ``DEFAULT VALUES`` (with ``default_values_chance`` where defaults are on): every column omitted."""
+        if self.has("defaults") and self.rng.random() < default_values_chance:
             self.use("defaults")
             self.omit(list(self.target.columns))
-            return "INSERT INTO tgt DEFAULT VALUES"
+            return None
         cols = self.insert_columns()
         written = cols if cols is not None else list(self.target.columns)
         self.writes(written)
+        return cols, written
+
+    def insert(self) -> str:
+        rng = self.rng
+        inserted = self.inserted_columns(0.06)
+        if inserted is None:
+            return "INSERT INTO tgt DEFAULT VALUES"
+        cols, written = inserted
         head = "INSERT INTO tgt" + (f" ({', '.join(c.name for c in cols)})" if cols is not None else "")
         r = rng.random()
         if r < 0.55:
@@ -1052,13 +1061,10 @@ class _Writer:
             if rng.random() < 0.33:
                 return "DELETE"
             return f"UPDATE SET {self.set_list(ex, allow_key=True, key_value=self.merge_key)}"
-        if self.has("defaults") and rng.random() < 0.08:
-            self.use("defaults")
-            self.omit(list(self.target.columns))
+        inserted = self.inserted_columns(0.08)
+        if inserted is None:
             return "INSERT DEFAULT VALUES"
-        cols = self.insert_columns()
-        written = cols if cols is not None else list(self.target.columns)
-        self.writes(written)
+        cols, written = inserted
         values = [self.merge_key(ex) if c.name == "k" else self.value(c, ex) for c in written]
         if rng.random() < 0.03:  # a NOT MATCHED clause has no target row to refer to
             self.acc.hazards.add("target_ref")
