@@ -838,19 +838,17 @@ class _Writer:
         ex = Exprs(self.rng, self.target_refs(alias or "tgt"), self.acc, subqueries=self.rng.random() < subquery_chance)
         return f"tgt{' AS ' + alias if alias else ''}", ex
 
+    def _with_where(self, sql: str, ex: Exprs, chance: float) -> str:
+        """``sql`` and, with ``chance``, a WHERE clause."""
+        return f"{sql} WHERE {self.condition(ex)}" if self.rng.random() < chance else sql
+
     def update(self) -> str:
         target, ex = self._aliased_target(0.5)
-        sql = f"UPDATE {target} SET {self.set_list(ex, allow_key=True)}"
-        if self.rng.random() < 0.75:
-            sql += f" WHERE {self.condition(ex)}"
-        return sql
+        return self._with_where(f"UPDATE {target} SET {self.set_list(ex, allow_key=True)}", ex, 0.75)
 
     def delete(self) -> str:
         target, ex = self._aliased_target(0.6)
-        sql = f"DELETE FROM {target}"
-        if self.rng.random() < 0.85:
-            sql += f" WHERE {self.condition(ex)}"
-        return sql
+        return self._with_where(f"DELETE FROM {target}", ex, 0.85)
 
     # -- INSERT --
 
