@@ -38,7 +38,7 @@ import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from tests.differential import dates, timestamps
+from tests.differential import dates, operands, timestamps
 
 FEATURES = ("do_nothing", "defaults", "multi_set", "check", "dates", "zones")
 
@@ -214,30 +214,6 @@ class Exprs:
             return f"CASE WHEN {a} IS NULL THEN NULL ELSE ({a} {op} {b}) END"
         return f"({a} {op} {b})"
 
-    def leaf(
-        self, refs: list[Ref], column_chance: float, null_chance: float, null_sql: str, literal: Callable[[], str]
-    ) -> tuple[str, bool]:
-        """A leaf of an expression, ``(sql, constant)``: one of ``refs`` (with ``column_chance``), else the type's
-        NULL ``null_sql`` (with ``null_chance``), else ``literal()``."""
-        if refs and self.rng.random() < column_chance:
-            return self.rng.choice(refs).sql, False
-        if self.rng.random() < null_chance:
-            return null_sql, True
-        return literal(), True
-
-    def compare(self, operand: Callable[[], tuple[str, bool]], refs: list[Ref], op: str) -> str:
-        """``a op b`` of two ``operand()`` values, ``a`` one of ``refs`` instead when both are constant (PostgreSQL
-        folds constants while planning); with ``spark_nulls``, NULL when ``a`` is."""
-        a, ca = operand()
-        before = self.raising
-        b, cb = operand()
-        if ca and cb and refs:
-            a, ca = self.rng.choice(refs).sql, False
-        self.right_operand(before, ca)
-        if self.acc.spark_nulls:
-            return f"CASE WHEN {a} IS NULL THEN NULL ELSE {a} {op} {b} END"
-        return f"{a} {op} {b}"
-
     def int_(self, depth: int = 2) -> tuple[str, str, bool]:
         rng = self.rng
         if depth <= 0 or rng.random() < 0.35:
@@ -354,7 +330,7 @@ class Exprs:
     def str_(self, depth: int = 2) -> tuple[str, bool]:
         rng = self.rng
         if depth <= 0 or rng.random() < 0.4:
-            return self.leaf(self.strs, 0.7, 0.08, "CAST(NULL AS VARCHAR)", lambda: lit(rng.choice(STRINGS)))
+            return operands.leaf(self, self.strs, 0.7, 0.08, "CAST(NULL AS VARCHAR)", lambda: lit(rng.choice(STRINGS)))
         kind = rng.choices(
             ["concat", "case_fn", "substr", "coalesce", "case", "from_int", "replace"], [3, 2, 1, 2, 1, 2, 1]
         )[0]
@@ -436,7 +412,7 @@ class Exprs:
             sql, _, constant = self.int_(depth)
             return sql, constant
 
-        return self.compare(integer, self.ints, op)
+        return operands.compare(self, integer, self.ints, op)
 
     def subquery_condition(self, depth: int) -> str:
         rng = self.rng
