@@ -48,6 +48,20 @@ from bench.workload import expected_rows, generate, generate_history, label, sha
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def add_run_options(p: argparse.ArgumentParser, *, reload: str, figures: str) -> None:
+    """The options bench.sqldb and bench.streaming share: the seed, the data folder, ``--reload`` (what it does:
+    ``reload``), Spark settings, the report's files (``figures``: the name of the Markdown section) and the
+    process's role (driver, or a worker it starts)."""
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--data", default=os.environ.get("MERGEKIT_BENCH_DATA", "/tmp/mergekit-bench"))
+    p.add_argument("--reload", action="store_true", help=f"{reload} again, even if cached")
+    p.add_argument("--conf", action="append", default=[], help="KEY=VALUE Spark setting for every Spark session")
+    p.add_argument("--json", default=None, help="write all results to this JSON file")
+    p.add_argument("--write-doc", default=None, help=f"replace the {figures} figures section of this Markdown file")
+    p.add_argument("--from-json", default=None, help="run nothing: print and --write-doc a --json file's report")
+    p.add_argument("--role", default="driver", choices=["driver", "worker"], help=argparse.SUPPRESS)
+
+
 def _size(text: str) -> int:
     """``'10M'``, ``'100k'``, ``'1'`` as a number of rows."""
     text = text.strip().lower()
@@ -436,6 +450,30 @@ def publish(
     print_report(report)
     if problems:
         sys.exit(1)
+
+
+def start_report(module: str, settings: dict[str, Any], machine: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The head of a driver's report: its command line (``python -m module ...``), when it started, the machine
+    (``_machine()`` unless given), its ``settings`` and the load average at the start."""
+    return {
+        "command": " ".join([".venv/bin/python", "-m", module, *sys.argv[1:]]),
+        "started": _now(),
+        "machine": machine if machine is not None else _machine(),
+        "settings": settings,
+        "loadavg_start": _loadavg(),
+    }
+
+
+def republish(args: argparse.Namespace, write_doc: Any, print_report: Any, prepare: Any = None) -> None:
+    """``--from-json``: an earlier run's report (``prepare(report)``'s, when given), to ``--write-doc`` and
+    printed, as ``publish`` does at the end of a run."""
+    with open(args.from_json) as f:
+        report = json.load(f)
+    if prepare is not None:
+        report = prepare(report)
+    if args.write_doc:
+        write_doc(report, args.write_doc)
+    print_report(report)
 
 
 def _loadavg() -> list[float]:

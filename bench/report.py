@@ -13,6 +13,7 @@ import os
 import statistics
 from typing import Any
 
+from bench.doc_section import replace_section
 from bench.systems import COMPACT_SQL, READ_SQL, SPARK_SYSTEMS, SYSTEMS, TITLES
 from bench.workload import label
 
@@ -294,11 +295,4 @@ def _doc_section(report: dict[str, Any], plot: str | None, doc_path: str) -> lis
 
 def _write_doc(report: dict[str, Any], path: str, plot: str | None) -> None:
     """Replace the figures section of the Markdown file at ``path``."""
-    with open(path) as f:
-        text = f.read()
-    if DOC_BEGIN not in text or DOC_END not in text:
-        raise SystemExit(f"{path} has no {DOC_BEGIN} ... {DOC_END} section to replace")
-    head, rest = text.split(DOC_BEGIN, 1)
-    _, tail = rest.split(DOC_END, 1)
-    with open(path, "w") as f:
-        f.write(head + "\n".join(_doc_section(report, plot, path)) + tail)
+    replace_section(path, DOC_BEGIN, DOC_END, "\n".join(_doc_section(report, plot, path)))

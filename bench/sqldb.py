@@ -56,6 +56,8 @@ from typing import Any
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from bench import harness  # noqa: E402
+from bench.doc_section import replace_section  # noqa: E402
 from bench.harness import _loadavg, _machine, _Memory, _now, _size, _stage_times, _start_spark, publish  # noqa: E402
 from bench.streaming import expected_result  # noqa: E402
 from bench.systems import CLAUSES  # noqa: E402
@@ -658,16 +660,7 @@ def _doc_section(report: dict[str, Any]) -> list[str]:
 
 def write_doc(report: dict[str, Any], path: str) -> None:
     """Replace the text between the markers (or add a section with them at the end)."""
-    with open(path) as f:
-        text = f.read()
-    section = "\n".join(_doc_section(report))
-    if DOC_BEGIN in text and DOC_END in text:
-        head, rest = text.split(DOC_BEGIN, 1)
-        text = head + section + rest.split(DOC_END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n## SQL databases (sqldb)\n\n" + section + "\n"
-    with open(path, "w") as f:
-        f.write(text)
+    replace_section(path, DOC_BEGIN, DOC_END, "\n".join(_doc_section(report)), heading="## SQL databases (sqldb)")
 
 
 def print_report(report: dict[str, Any]) -> None:
@@ -686,14 +679,7 @@ def main() -> None:
     p.add_argument("--warm", type=int, default=1, help="warm runs per worker after its cold run (1)")
     p.add_argument("--upsert-partitions", type=int, default=0, help="pyspark_upsert: partitions (0: parallelism)")
     p.add_argument("--batch-rows", type=int, default=50_000, help="pyspark_upsert: rows per COPY + upsert")
-    p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--data", default=os.environ.get("MERGEKIT_BENCH_DATA", "/tmp/mergekit-bench"))
-    p.add_argument("--reload", action="store_true", help="initdb and load T again, even if cached")
-    p.add_argument("--conf", action="append", default=[], help="KEY=VALUE Spark setting for every Spark session")
-    p.add_argument("--json", default=None, help="write all results to this JSON file")
-    p.add_argument("--write-doc", default=None, help="replace the sqldb figures section of this Markdown file")
-    p.add_argument("--from-json", default=None, help="run nothing: print and --write-doc a --json file's report")
-    p.add_argument("--role", default="driver", choices=["driver", "worker"], help=argparse.SUPPRESS)
+    harness.add_run_options(p, reload="initdb and load T", figures="sqldb")
     p.add_argument("--system", default="", help=argparse.SUPPRESS)
     p.add_argument("--uri", default="", help=argparse.SUPPRESS)
     p.add_argument("--pg-pid", type=int, default=0, help=argparse.SUPPRESS)
@@ -703,11 +689,7 @@ def main() -> None:
     if args.role == "worker":
         return worker(args)
     if args.from_json:
-        with open(args.from_json) as f:
-            report = json.load(f)
-        if args.write_doc:
-            write_doc(report, args.write_doc)
-        return print_report(report)
+        return harness.republish(args, write_doc, print_report)
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     if set(systems) - set(SYSTEMS):
         p.error(f"unknown systems; choose from {SYSTEMS}")
@@ -719,24 +701,18 @@ def main() -> None:
         machine["psycopg"] = version("psycopg")
     except Exception:
         pass
-    report: dict[str, Any] = {
-        "command": " ".join([".venv/bin/python", "-m", "bench.sqldb", *sys.argv[1:]]),
-        "started": _now(),
-        "machine": machine,
-        "settings": {
-            "target_rows": n_t,
-            "rows": n_s,
-            "warm": args.warm,
-            "seed": args.seed,
-            "conf": args.conf,
-            "upsert_partitions": args.upsert_partitions,
-            "batch_rows": args.batch_rows,
-            "pg_settings": PG_SETTINGS,
-            "systems": systems,
-        },
-        "loadavg_start": _loadavg(),
-        "systems": {},
+    settings = {
+        "target_rows": n_t,
+        "rows": n_s,
+        "warm": args.warm,
+        "seed": args.seed,
+        "conf": args.conf,
+        "upsert_partitions": args.upsert_partitions,
+        "batch_rows": args.batch_rows,
+        "pg_settings": PG_SETTINGS,
+        "systems": systems,
     }
+    report = {**harness.start_report("bench.sqldb", settings, machine), "systems": {}}
     print(f"[sqldb] load average at start: {report['loadavg_start']}", flush=True)
     wall0 = time.perf_counter()
     paths = generate(args.data, n_t, n_s, args.seed)

@@ -7,6 +7,7 @@ import math
 import statistics
 from typing import Any
 
+from bench.doc_section import replace_section
 from bench.workload import label, shape
 
 TITLES = {
@@ -371,14 +372,7 @@ def _doc_section(report: dict[str, Any]) -> list[str]:
 
 def write_doc(report: dict[str, Any], path: str) -> None:
     """Replace the text between ``DOC_BEGIN`` and ``DOC_END`` in the Markdown file at ``path``."""
-    with open(path) as f:
-        text = f.read()
-    if DOC_BEGIN not in text or DOC_END not in text:
-        raise SystemExit(f"{path} has no {DOC_BEGIN} ... {DOC_END} section to replace")
-    head, rest = text.split(DOC_BEGIN, 1)
-    _, tail = rest.split(DOC_END, 1)
-    with open(path, "w") as f:
-        f.write(head + "\n".join(_doc_section(report)) + tail)
+    replace_section(path, DOC_BEGIN, DOC_END, "\n".join(_doc_section(report)))
 
 
 def check_run(report: dict[str, Any], tag: str, system: str, entry: dict[str, Any], problems: list[str]) -> None:

@@ -72,7 +72,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from bench import harness  # noqa: E402 - after the path set-up, so `python bench/streaming.py` works too
-from bench.harness import _copy_warehouse, _loadavg, _machine, _Memory, _now, _size, _start_spark, publish  # noqa: E402
+from bench.harness import _copy_warehouse, _loadavg, _Memory, _now, _size, _start_spark, publish  # noqa: E402
 from bench.stream_report import (  # noqa: E402
     WARMUP_COMMITS,
     check_run,
@@ -494,6 +494,16 @@ def _caps(text: str) -> list[int]:
     return caps
 
 
+def _resummarized(report: dict[str, Any]) -> dict[str, Any]:
+    """A ``--json`` report of any version, its figures computed from the raw times as this version computes them."""
+    report = upgrade(report)
+    for run in report["runs"].values():
+        for entry in run["systems"].values():
+            if entry.get("result"):
+                entry["summary"] = summarize(entry["result"], report["settings"]["rows"], run["mode"])
+    return report
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--mode", default="both", choices=["live", "drain", "both"], help="what to measure (both)")
@@ -509,15 +519,8 @@ def main() -> None:
     p.add_argument("--interval", type=float, default=0.0, help="live: seconds between commits (0: as fast as possible)")
     p.add_argument("--systems", default=",".join(SYSTEMS), help="comma separated, from: " + ", ".join(SYSTEMS))
     p.add_argument("--warmup-rows", default="100k", help="rows of the warm-up's small target")
-    p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--data", default=os.environ.get("MERGEKIT_BENCH_DATA", "/tmp/mergekit-bench"))
-    p.add_argument("--reload", action="store_true", help="load T into the journal again, even if cached")
-    p.add_argument("--conf", action="append", default=[], help="KEY=VALUE Spark setting for every Spark session")
-    p.add_argument("--json", default=None, help="write all results to this JSON file")
-    p.add_argument("--write-doc", default=None, help="replace the streaming figures section of this Markdown file")
-    p.add_argument("--from-json", default=None, help="run nothing: print and --write-doc a --json file's report")
+    harness.add_run_options(p, reload="load T into the journal", figures="streaming")
     # worker options
-    p.add_argument("--role", default="driver", choices=["driver", "worker"], help=argparse.SUPPRESS)
     p.add_argument("--run", default="live", choices=["live", "drain"], help=argparse.SUPPRESS)
     p.add_argument("--cap", type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument("--system", default="mergekit", help=argparse.SUPPRESS)
@@ -528,15 +531,7 @@ def main() -> None:
     if args.role == "worker":
         return worker(args)
     if args.from_json:
-        with open(args.from_json) as f:
-            report = upgrade(json.load(f))
-        for run in report["runs"].values():  # figures from the raw times, as this version computes them
-            for entry in run["systems"].values():
-                if entry.get("result"):
-                    entry["summary"] = summarize(entry["result"], report["settings"]["rows"], run["mode"])
-        if args.write_doc:
-            write_doc(report, args.write_doc)
-        return print_report(report)
+        return harness.republish(args, write_doc, print_report, _resummarized)
 
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     if sorted(set(systems) - set(SYSTEMS)):
@@ -544,25 +539,19 @@ def main() -> None:
     n_t, n_s = _size(args.target_rows), _size(args.rows)
     harness._CONF.extend(args.conf)  # the journal load's Spark settings (and its cache key)
     plan = _plan(args.mode, args.max_commits_per_batch)
-    report: dict[str, Any] = {
-        "command": " ".join([".venv/bin/python", "-m", "bench.streaming", *sys.argv[1:]]),
-        "started": _now(),
-        "machine": _machine(),
-        "settings": {
-            "target_rows": n_t,
-            "rows": n_s,
-            "commits": args.commits,
-            "interval": args.interval,
-            "mode": args.mode,
-            "max_commits_per_batch": args.max_commits_per_batch,
-            "warmup_rows": args.warmup_rows,
-            "seed": args.seed,
-            "conf": args.conf,
-            "systems": systems,
-        },
-        "loadavg_start": _loadavg(),
-        "runs": {},
+    settings = {
+        "target_rows": n_t,
+        "rows": n_s,
+        "commits": args.commits,
+        "interval": args.interval,
+        "mode": args.mode,
+        "max_commits_per_batch": args.max_commits_per_batch,
+        "warmup_rows": args.warmup_rows,
+        "seed": args.seed,
+        "conf": args.conf,
+        "systems": systems,
     }
+    report = {**harness.start_report("bench.streaming", settings), "runs": {}}
     print(f"[stream] load average at start: {report['loadavg_start']}", flush=True)
     wall0 = time.perf_counter()
     paths = generate(args.data, n_t, n_s, args.seed)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -101,26 +102,35 @@ def target_root(data: str, n_target: int, seed: int) -> str:
     return os.path.join(data, f"T-{label(n_target)}-seed{seed}")
 
 
+def _cached_dir(root: str, name: str, marker_name: str, params: dict, write: Callable[[str], None]) -> str:
+    """``root/name``, as ``write`` fills it (a fresh directory) unless the marker file ``root/marker_name`` says
+    it was written with ``params`` already."""
+    path = os.path.join(root, name)
+    marker = os.path.join(root, marker_name)
+    if _marker_matches(marker, params):
+        return path
+    _fresh_dir(path)
+    write(path)
+    _write_marker(marker, params)
+    return path
+
+
 def generate_target(data: str, n_target: int, seed: int = 42) -> str:
     """Write ``T-<n>-seed<seed>/T`` unless it exists; return the directory of T's Parquet files."""
-    root = target_root(data, n_target, seed)
-    t_dir = os.path.join(root, "T")
-    marker = os.path.join(root, "target.json")
-    params = {"n_target": n_target, "seed": seed, "rows_per_file": ROWS_PER_FILE}
-    if _marker_matches(marker, params):
-        return t_dir
-    _fresh_dir(t_dir)
-    legacy = _legacy_target(data, n_target, seed)
-    if legacy is not None:  # hard-link the files instead of generating them again
-        for name in sorted(os.listdir(legacy)):
-            os.link(os.path.join(legacy, name), os.path.join(t_dir, name))
-    else:
+
+    def write(t_dir: str) -> None:
+        legacy = _legacy_target(data, n_target, seed)
+        if legacy is not None:  # hard-link the files instead of generating them again
+            for name in sorted(os.listdir(legacy)):
+                os.link(os.path.join(legacy, name), os.path.join(t_dir, name))
+            return
         rng = np.random.default_rng(seed)
         for i, start in enumerate(range(0, n_target, ROWS_PER_FILE)):
             ids = np.arange(start, min(n_target, start + ROWS_PER_FILE), dtype=np.int64)
             pq.write_table(pa.table(_rows(rng, ids, "n")), os.path.join(t_dir, f"part-{i:05d}.parquet"))
-    _write_marker(marker, params)
-    return t_dir
+
+    params = {"n_target": n_target, "seed": seed, "rows_per_file": ROWS_PER_FILE}
+    return _cached_dir(target_root(data, n_target, seed), "T", "target.json", params, write)
 
 
 def _source_table(rng: np.random.Generator, live: np.ndarray, next_id: int, n_source: int) -> pa.Table:
@@ -138,18 +148,15 @@ def _source_table(rng: np.random.Generator, live: np.ndarray, next_id: int, n_so
 
 def generate_source(data: str, n_target: int, n_source: int, seed: int = 42) -> str:
     """Write ``<n>-<m>-seed<seed>/S`` unless it exists; return its directory."""
+
+    def write(s_dir: str) -> None:
+        rng = np.random.default_rng([seed, n_target, n_source])
+        table = _source_table(rng, np.arange(n_target, dtype=np.int64), n_target, n_source)
+        pq.write_table(table, os.path.join(s_dir, "part-00000.parquet"))
+
     root = os.path.join(data, f"{label(n_target)}-{label(n_source)}-seed{seed}")
-    s_dir = os.path.join(root, "S")
-    marker = os.path.join(root, "source.json")
     params = {"n_target": n_target, "n_source": n_source, "seed": seed}
-    if _marker_matches(marker, params):
-        return s_dir
-    _fresh_dir(s_dir)
-    rng = np.random.default_rng([seed, n_target, n_source])
-    table = _source_table(rng, np.arange(n_target, dtype=np.int64), n_target, n_source)
-    pq.write_table(table, os.path.join(s_dir, "part-00000.parquet"))
-    _write_marker(marker, params)
-    return s_dir
+    return _cached_dir(root, "S", "source.json", params, write)
 
 
 def generate(data: str, n_target: int, n_source: int, seed: int = 42) -> dict[str, str]:

@@ -27,6 +27,7 @@ from pyspark.util import _local_iterator_from_socket
 
 from mergekit.errors import MergekitError
 from mergekit.execution.failures import translate_error
+from mergekit.execution.session import conf_for_block
 
 __all__ = ["SparkArrowSource"]
 
@@ -91,14 +92,8 @@ def _small_file_partitions(spark: SparkSession) -> Iterator[None]:
     if current is not None and current <= STREAM_PARTITION_BYTES:
         yield
         return
-    conf.set(_MAX_PARTITION_BYTES, str(STREAM_PARTITION_BYTES))
-    try:
+    with conf_for_block(spark, _MAX_PARTITION_BYTES, str(STREAM_PARTITION_BYTES)):
         yield
-    finally:
-        if old is None:
-            conf.unset(_MAX_PARTITION_BYTES)
-        else:
-            conf.set(_MAX_PARTITION_BYTES, old)
 
 
 def _bytes(text: str) -> int | None:

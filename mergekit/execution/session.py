@@ -29,6 +29,7 @@ logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL + 1)
 __all__ = [
     "local_session",
     "applied_conf",
+    "conf_for_block",
     "python_for_workers",
     "probe_workers",
     "session_time_zone",
@@ -224,6 +225,22 @@ def applied_conf(spark: SparkSession, python_exec: str | None = None) -> Iterato
                     conf.set(key, old)
             except Exception:  # the session was stopped meanwhile: nothing left to restore
                 pass
+
+
+@contextmanager
+def conf_for_block(spark: SparkSession, key: str, value: str) -> Iterator[None]:
+    """The Spark setting ``key`` is ``value`` for the block (session-wide), then as it was: its old value, or
+    unset (Spark's default) when the session had not set it; also when the block raises."""
+    conf = spark.conf
+    saved = conf.get(key, None)
+    conf.set(key, value)
+    try:
+        yield
+    finally:
+        if saved is None:
+            conf.unset(key)
+        else:
+            conf.set(key, saved)
 
 
 def statement_tasks(spark: SparkSession) -> int:

@@ -297,40 +297,18 @@ def plan_merge(stmt: Merge, target: TargetTable, source_columns: tuple[str, ...]
             )
         if case.star:
             case = _expand_star(case, target, source_alias, source_columns, evolving=stmt.schema_evolution)
-        if case.action is MergeAction.NOTHING:
-            cases.append(
-                PlannedCase(
-                    number=number,
-                    kind=case.kind,
-                    operation=None,
-                    condition=case.condition,
-                    values=(None,) * len(target.columns),
-                )
-            )
-        elif case.action is MergeAction.DELETE:
-            cases.append(
-                PlannedCase(
-                    number=number,
-                    kind=case.kind,
-                    operation=MergeOperation.DELETE,
-                    condition=case.condition,
-                    values=(None,) * len(target.columns),
-                )
-            )
+        operation: MergeOperation | None
+        set_columns: tuple[str, ...] = ()
+        if case.action in (MergeAction.NOTHING, MergeAction.DELETE):
+            operation = None if case.action is MergeAction.NOTHING else MergeOperation.DELETE
+            values: tuple[Expression | None, ...] = (None,) * len(target.columns)
         elif case.action is MergeAction.UPDATE:
             names = [name for name, _ in case.assignments]
             _check_assignments(target, names, merge=True)
             by_name = dict(case.assignments)
-            cases.append(
-                PlannedCase(
-                    number=number,
-                    kind=case.kind,
-                    operation=MergeOperation.UPDATE,
-                    condition=case.condition,
-                    values=tuple(by_name.get(c) for c in target.column_names),
-                    set_columns=tuple(names),
-                )
-            )
+            operation = MergeOperation.UPDATE
+            values = tuple(by_name.get(c) for c in target.column_names)
+            set_columns = tuple(names)
         else:
             columns = list(case.insert_columns) if case.insert_columns is not None else list(target.column_names)
             _check_assignments(target, columns, merge=True)
@@ -341,15 +319,18 @@ def plan_merge(stmt: Merge, target: TargetTable, source_columns: tuple[str, ...]
                     f"({len(case.insert_values)}) differ",
                 )
             by_name = dict(zip(columns, case.insert_values, strict=True))
-            cases.append(
-                PlannedCase(
-                    number=number,
-                    kind=case.kind,
-                    operation=MergeOperation.INSERT,
-                    condition=case.condition,
-                    values=tuple(by_name.get(c) for c in target.column_names),
-                )
+            operation = MergeOperation.INSERT
+            values = tuple(by_name.get(c) for c in target.column_names)
+        cases.append(
+            PlannedCase(
+                number=number,
+                kind=case.kind,
+                operation=operation,
+                condition=case.condition,
+                values=values,
+                set_columns=set_columns,
             )
+        )
     kinds = {c.kind for c in cases}
     if MergeCaseKind.NOT_MATCHED_BY_SOURCE in kinds:
         join = JoinKind.FULL
@@ -429,34 +410,33 @@ def plan_update(stmt: Update, target: TargetTable) -> MergePlan:
     names = [name for name, _ in stmt.assignments]
     _check_assignments(target, names, merge=False)
     by_name = dict(stmt.assignments)
-    case = PlannedCase(
-        number=0,
-        kind=MergeCaseKind.MATCHED,
-        operation=MergeOperation.UPDATE,
-        condition=None,
-        values=tuple(by_name.get(c) for c in target.column_names),
-        set_columns=tuple(names),
-    )
-    return MergePlan(
-        statement="UPDATE",
-        target=target,
-        target_alias=stmt.target_alias or stmt.target.name,
-        join=JoinKind.SCAN,
-        where=stmt.where,
-        cases=(case,),
-    )
+    values = tuple(by_name.get(c) for c in target.column_names)
+    return _scan_plan("UPDATE", stmt, target, MergeOperation.UPDATE, values, set_columns=tuple(names))
 
 
 def plan_delete(stmt: Delete, target: TargetTable) -> MergePlan:
+    return _scan_plan("DELETE", stmt, target, MergeOperation.DELETE, (None,) * len(target.columns))
+
+
+def _scan_plan(
+    statement: str,
+    stmt: Update | Delete,
+    target: TargetTable,
+    operation: MergeOperation,
+    values: tuple[Expression | None, ...],
+    set_columns: tuple[str, ...] = (),
+) -> MergePlan:
+    """UPDATE and DELETE: a scan of the target whose rows the WHERE clause keeps all take one matched case."""
     case = PlannedCase(
         number=0,
         kind=MergeCaseKind.MATCHED,
-        operation=MergeOperation.DELETE,
+        operation=operation,
         condition=None,
-        values=(None,) * len(target.columns),
+        values=values,
+        set_columns=set_columns,
     )
     return MergePlan(
-        statement="DELETE",
+        statement=statement,
         target=target,
         target_alias=stmt.target_alias or stmt.target.name,
         join=JoinKind.SCAN,

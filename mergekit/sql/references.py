@@ -2,16 +2,20 @@
 
 Identifiers as Trino folds them (:func:`identifier_name`), the tables and change feeds a tree reads
 (:func:`table_refs`, :func:`table_ref_of`, :func:`real_tables`), the columns an expression references
-(:func:`column_refs`), and a copy of a tree that reads Spark views instead of tables (:func:`substitute_tables`).
+(:func:`column_refs`), the value of a number literal (:func:`numeric_literal`), and a copy of a tree that reads
+Spark views instead of tables (:func:`substitute_tables`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TypeVar
 
 from sqlglot import exp
 
 from mergekit.sql.names import QualifiedName, TableRef
+
+_N = TypeVar("_N", int, float)
 
 __all__ = [
     "identifier_name",
@@ -22,6 +26,7 @@ __all__ = [
     "table_refs",
     "column_refs",
     "is_null_literal",
+    "numeric_literal",
     "substitute_tables",
 ]
 
@@ -135,6 +140,23 @@ def column_refs(node: exp.Expression) -> frozenset[tuple[str | None, str]]:
 
 def is_null_literal(node: exp.Expression) -> bool:
     return isinstance(node, exp.Null)
+
+
+def numeric_literal(node: exp.Expression | None, convert: Callable[[str], _N]) -> _N | None:
+    """The value of a number literal, read from its text by ``convert`` (``int``, ``float``), through
+    parentheses and negation (``-1`` parses as a negation of ``1``); None for any other node, or a text
+    ``convert`` refuses."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Neg):
+        inner = numeric_literal(node.this, convert)
+        return None if inner is None else -inner
+    if isinstance(node, exp.Literal) and not node.is_string:
+        try:
+            return convert(node.this)
+        except ValueError:
+            return None
+    return None
 
 
 def substitute_tables(node: exp.Expression, tables: Mapping[TableRef, str]) -> exp.Expression:

@@ -15,6 +15,8 @@ import datetime as dt
 import random
 from typing import Any
 
+from tests.differential import operands
+
 # Rare values at the ends of mergekit's DATE range, so that small day counts leave it (only mergekit fails there).
 EDGE_DATES = (dt.date(9999, 12, 30), dt.date(1, 1, 2))
 BASE = dt.date(2000, 1, 1)
@@ -60,11 +62,7 @@ def date_(ex: Any, depth: int = 2) -> tuple[str, bool]:
     rng = ex.rng
     ex.acc.tags.add("dates")
     if depth <= 0 or rng.random() < 0.35:
-        if ex.dates and rng.random() < 0.7:
-            return rng.choice(ex.dates).sql, False
-        if rng.random() < 0.06:
-            return "CAST(NULL AS DATE)", True
-        return date_literal(random_date(rng)), True
+        return operands.leaf(ex, ex.dates, 0.7, 0.06, "CAST(NULL AS DATE)", lambda: date_literal(random_date(rng)))
     kind = rng.choices(["plus", "minus", "int_plus", "coalesce", "case"], [4, 3, 2, 1, 1])[0]
     if kind == "coalesce":
         a, ca = date_(ex, depth - 1)
@@ -106,15 +104,7 @@ def date_difference(ex: Any, depth: int) -> tuple[str, str, bool]:
 
 
 def date_comparison(ex: Any, depth: int, op: str) -> str:
-    a, ca = date_(ex, depth)
-    before = ex.raising
-    b, cb = date_(ex, depth)
-    if ca and cb and ex.dates:
-        a, ca = ex.rng.choice(ex.dates).sql, False
-    ex.right_operand(before, ca)
-    if ex.acc.spark_nulls:
-        return f"CASE WHEN {a} IS NULL THEN NULL ELSE {a} {op} {b} END"
-    return f"{a} {op} {b}"
+    return operands.compare(ex, lambda: date_(ex, depth), ex.dates, op)
 
 
 def default_date(rng: random.Random) -> str:

@@ -38,7 +38,7 @@ import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from tests.differential import dates, timestamps
+from tests.differential import dates, operands, timestamps
 
 FEATURES = ("do_nothing", "defaults", "multi_set", "check", "dates", "zones")
 
@@ -330,11 +330,7 @@ class Exprs:
     def str_(self, depth: int = 2) -> tuple[str, bool]:
         rng = self.rng
         if depth <= 0 or rng.random() < 0.4:
-            if self.strs and rng.random() < 0.7:
-                return rng.choice(self.strs).sql, False
-            if rng.random() < 0.08:
-                return "CAST(NULL AS VARCHAR)", True
-            return lit(rng.choice(STRINGS)), True
+            return operands.leaf(self, self.strs, 0.7, 0.08, "CAST(NULL AS VARCHAR)", lambda: lit(rng.choice(STRINGS)))
         kind = rng.choices(
             ["concat", "case_fn", "substr", "coalesce", "case", "from_int", "replace"], [3, 2, 1, 2, 1, 2, 1]
         )[0]
@@ -411,15 +407,12 @@ class Exprs:
             return timestamps.comparison(self, depth, op)
         if self.strs and self.rng.random() < 0.3:
             return f"{self.str_(depth)[0]} {op} {self.str_(depth)[0]}"
-        a, _, ca = self.int_(depth)
-        before = self.raising
-        b, _, cb = self.int_(depth)
-        if ca and cb and self.ints:
-            a, ca = self.rng.choice(self.ints).sql, False
-        self.right_operand(before, ca)
-        if self.acc.spark_nulls:
-            return f"CASE WHEN {a} IS NULL THEN NULL ELSE {a} {op} {b} END"
-        return f"{a} {op} {b}"
+
+        def integer() -> tuple[str, bool]:
+            sql, _, constant = self.int_(depth)
+            return sql, constant
+
+        return operands.compare(self, integer, self.ints, op)
 
     def subquery_condition(self, depth: int) -> str:
         rng = self.rng
@@ -815,25 +808,23 @@ class _Writer:
 
     # -- UPDATE, DELETE --
 
+    def _aliased_target(self, subquery_chance: float) -> tuple[str, Exprs]:
+        """UPDATE's and DELETE's target, ``tgt`` or ``tgt AS t``, and expressions over its columns."""
+        alias = self.rng.choice([None, "t", "t"])
+        ex = Exprs(self.rng, self.target_refs(alias or "tgt"), self.acc, subqueries=self.rng.random() < subquery_chance)
+        return f"tgt{' AS ' + alias if alias else ''}", ex
+
+    def _with_where(self, sql: str, ex: Exprs, chance: float) -> str:
+        """``sql`` and, with ``chance``, a WHERE clause."""
+        return f"{sql} WHERE {self.condition(ex)}" if self.rng.random() < chance else sql
+
     def update(self) -> str:
-        rng = self.rng
-        alias = rng.choice([None, "t", "t"])
-        q = alias or "tgt"
-        ex = Exprs(rng, self.target_refs(q), self.acc, subqueries=rng.random() < 0.5)
-        sql = f"UPDATE tgt{' AS ' + alias if alias else ''} SET {self.set_list(ex, allow_key=True)}"
-        if rng.random() < 0.75:
-            sql += f" WHERE {self.condition(ex)}"
-        return sql
+        target, ex = self._aliased_target(0.5)
+        return self._with_where(f"UPDATE {target} SET {self.set_list(ex, allow_key=True)}", ex, 0.75)
 
     def delete(self) -> str:
-        rng = self.rng
-        alias = rng.choice([None, "t", "t"])
-        q = alias or "tgt"
-        ex = Exprs(rng, self.target_refs(q), self.acc, subqueries=rng.random() < 0.6)
-        sql = f"DELETE FROM tgt{' AS ' + alias if alias else ''}"
-        if rng.random() < 0.85:
-            sql += f" WHERE {self.condition(ex)}"
-        return sql
+        target, ex = self._aliased_target(0.6)
+        return self._with_where(f"DELETE FROM {target}", ex, 0.85)
 
     # -- INSERT --
 
@@ -861,15 +852,24 @@ class _Writer:
                 self.use("defaults")
             self.writes([c for c in omitted if c.default is None or c.not_null])
 
-    def insert(self) -> str:
-        rng = self.rng
-        if self.has("defaults") and rng.random() < 0.06:
+    def inserted_columns(self, default_values_chance: float) -> tuple[list[Column] | None, list[Column]] | None:
+        """An INSERT's column list (None: no list) and the columns it writes, their hazards noted; None for
+        ``DEFAULT VALUES`` (with ``default_values_chance`` where defaults are on): every column omitted."""
+        if self.has("defaults") and self.rng.random() < default_values_chance:
             self.use("defaults")
             self.omit(list(self.target.columns))
-            return "INSERT INTO tgt DEFAULT VALUES"
+            return None
         cols = self.insert_columns()
         written = cols if cols is not None else list(self.target.columns)
         self.writes(written)
+        return cols, written
+
+    def insert(self) -> str:
+        rng = self.rng
+        inserted = self.inserted_columns(0.06)
+        if inserted is None:
+            return "INSERT INTO tgt DEFAULT VALUES"
+        cols, written = inserted
         head = "INSERT INTO tgt" + (f" ({', '.join(c.name for c in cols)})" if cols is not None else "")
         r = rng.random()
         if r < 0.55:
@@ -1035,13 +1035,10 @@ class _Writer:
             if rng.random() < 0.33:
                 return "DELETE"
             return f"UPDATE SET {self.set_list(ex, allow_key=True, key_value=self.merge_key)}"
-        if self.has("defaults") and rng.random() < 0.08:
-            self.use("defaults")
-            self.omit(list(self.target.columns))
+        inserted = self.inserted_columns(0.08)
+        if inserted is None:
             return "INSERT DEFAULT VALUES"
-        cols = self.insert_columns()
-        written = cols if cols is not None else list(self.target.columns)
-        self.writes(written)
+        cols, written = inserted
         values = [self.merge_key(ex) if c.name == "k" else self.value(c, ex) for c in written]
         if rng.random() < 0.03:  # a NOT MATCHED clause has no target row to refer to
             self.acc.hazards.add("target_ref")

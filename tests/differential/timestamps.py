@@ -23,6 +23,8 @@ import datetime as dt
 import random
 from typing import Any
 
+from tests.differential import operands
+
 TSTZ = "TIMESTAMP(6) WITH TIME ZONE"
 TS = "TIMESTAMP(6)"
 PG_ZONE = "America/New_York"  # PostgreSQL's session zone (runner.Postgres)
@@ -66,11 +68,7 @@ def tstz_(ex: Any, depth: int = 2) -> tuple[str, bool]:
     rng = ex.rng
     ex.acc.tags.add("zones")
     if depth <= 0 or rng.random() < 0.4:
-        if ex.tstzs and rng.random() < 0.6:
-            return rng.choice(ex.tstzs).sql, False
-        if rng.random() < 0.05:
-            return f"CAST(NULL AS {TSTZ})", True
-        return zoned_literal(rng), True
+        return operands.leaf(ex, ex.tstzs, 0.6, 0.05, f"CAST(NULL AS {TSTZ})", lambda: zoned_literal(rng))
     kind = rng.choices(["shift", "coalesce", "case"], [4, 1, 1])[0]
     if kind == "shift":  # hours and minutes move the instant alike on both sides (days do not: the module's notes)
         x, cx = tstz_(ex, depth - 1)
@@ -87,11 +85,7 @@ def ts_(ex: Any, depth: int = 2) -> tuple[str, bool]:
     rng = ex.rng
     ex.acc.tags.add("zones")
     if depth <= 0 or rng.random() < 0.4:
-        if ex.tss and rng.random() < 0.6:
-            return rng.choice(ex.tss).sql, False
-        if rng.random() < 0.05:
-            return f"CAST(NULL AS {TS})", True
-        return literal(random_wall(rng)), True
+        return operands.leaf(ex, ex.tss, 0.6, 0.05, f"CAST(NULL AS {TS})", lambda: literal(random_wall(rng)))
     kind = rng.choices(["shift", "local", "coalesce"], [4, 2, 1])[0]
     if kind == "shift":
         x, cx = ts_(ex, depth - 1)

@@ -8,14 +8,12 @@ import pytest
 
 from mergekit import Engine, MergekitError
 from mergekit.errors import ErrorCode
-from tests.helpers import assert_rows
+from tests.helpers import assert_rows, journal_engine
 
 
 @pytest.fixture
 def journal(spark, tmp_path) -> Engine:
-    engine = Engine(
-        spark=spark, catalogs={"lake": {"connector": "journal", "warehouse": str(tmp_path), "version_type": "bigint"}}
-    )
+    engine = journal_engine(spark, str(tmp_path), version_type="bigint")
     yield engine
     engine.close()
 

@@ -5,17 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from mergekit import Engine, MergekitError
+from mergekit import Engine
 from mergekit.errors import ErrorCode
 from mergekit.spi import RENAME_COLUMN_MESSAGE, SCHEMA_EVOLUTION_MESSAGE, SET_COLUMN_TYPE_MESSAGE
+from tests.helpers import error_of
 
 pytestmark = pytest.mark.spark
-
-
-def _error(e: Engine, sql: str) -> MergekitError:
-    with pytest.raises(MergekitError) as err:
-        e.execute(sql)
-    return err.value
 
 
 def test_rename_widen_and_drop_on_the_memory_connector(engine: Engine) -> None:
@@ -32,7 +27,7 @@ def test_rename_widen_and_drop_on_the_memory_connector(engine: Engine) -> None:
     res = engine.execute("SELECT * FROM t ORDER BY id")
     assert res.columns == ["id", "n", "r"]
     assert res.rows() == [(1, 1, 1.5), (2, 9000000000, 2.5), (3, 3, None)]
-    err = _error(engine, "ALTER TABLE t ALTER COLUMN r SET DATA TYPE real")
+    err = error_of(engine, "ALTER TABLE t ALTER COLUMN r SET DATA TYPE real")
     assert err.code is ErrorCode.NOT_SUPPORTED and "Cannot change type from double to real" in err.message
 
 
@@ -64,10 +59,10 @@ def test_a_connector_without_schema_evolution_refuses_it_and_changes_nothing(spa
     try:
         engine.execute("CREATE TABLE t (id INTEGER, v VARCHAR)")
         engine.execute("INSERT INTO t VALUES (1, 'a')")
-        assert str(_error(engine, "ALTER TABLE t RENAME COLUMN v TO w")) == f"[NOT_SUPPORTED] {RENAME_COLUMN_MESSAGE}"
-        err = _error(engine, "ALTER TABLE t ALTER COLUMN id SET DATA TYPE bigint")
+        assert str(error_of(engine, "ALTER TABLE t RENAME COLUMN v TO w")) == f"[NOT_SUPPORTED] {RENAME_COLUMN_MESSAGE}"
+        err = error_of(engine, "ALTER TABLE t ALTER COLUMN id SET DATA TYPE bigint")
         assert str(err) == f"[NOT_SUPPORTED] {SET_COLUMN_TYPE_MESSAGE}"
-        err = _error(
+        err = error_of(
             engine,
             "MERGE WITH SCHEMA EVOLUTION INTO t USING (VALUES (1, 'b', 2)) s(id, v, n) ON t.id = s.id "
             "WHEN MATCHED THEN UPDATE SET *",

@@ -29,6 +29,9 @@ from mergekit.spi import (
 
 INSERT, DELETE, UPDATE = 1, 2, 3
 
+# A journal table's own version columns as the seed's fixtures declare them (bigint), for ``create``.
+VERSION_COLUMNS = (("version_number", pa.int64(), "bigint"), ("subsequent_version_number", pa.int64(), "bigint"))
+
 
 def name(text: str) -> SchemaTableName:
     schema, _, table = text.rpartition(".")

@@ -7,24 +7,18 @@ from __future__ import annotations
 
 import pytest
 
-from mergekit import Engine, MergekitError
+from mergekit import Engine
 from mergekit.errors import ErrorCode
+from tests.helpers import fails, journal_engine
 
 SOURCE = "SELECT * FROM (VALUES (1, 'a', 10), (2, 'b', 20), (3, 'c', 30)) AS v(id, name, grp)"
 
 
 @pytest.fixture
 def engine(spark, tmp_path) -> Engine:
-    e = Engine(spark=spark, catalogs={"lake": {"connector": "journal", "warehouse": str(tmp_path / "wh")}})
+    e = journal_engine(spark, str(tmp_path / "wh"))
     yield e
     e.close()
-
-
-def _fails(engine: Engine, sql: str, code: ErrorCode, message: str) -> None:
-    with pytest.raises(MergekitError) as info:
-        engine.execute(sql)
-    assert info.value.code is code, info.value
-    assert message in str(info.value), str(info.value)
 
 
 def _tables(engine: Engine) -> list[str]:
@@ -44,7 +38,7 @@ def test_a_keyed_table_from_a_query(engine: Engine, create: str) -> None:
     assert (result.statement, result.row_count) == ("CREATE TABLE AS", 3)
     (text,) = engine.execute("SHOW CREATE TABLE k").rows()[0]
     assert "PRIMARY KEY (id)" in text and "id integer NOT NULL" in text, text
-    _fails(engine, "INSERT INTO k VALUES (2, 'again', 0)", ErrorCode.CONSTRAINT_VIOLATION, "Duplicate key (id)=(2)")
+    fails(engine, "INSERT INTO k VALUES (2, 'again', 0)", ErrorCode.CONSTRAINT_VIOLATION, "Duplicate key (id)=(2)")
     merged = engine.execute(
         "MERGE INTO k USING (VALUES (2, 'B'), (4, 'd')) AS s(id, name) ON k.id = s.id "
         "WHEN MATCHED THEN UPDATE SET name = s.name WHEN NOT MATCHED THEN INSERT (id, name) VALUES (s.id, s.name)"
@@ -62,7 +56,7 @@ def test_a_composite_key_and_with_no_data(engine: Engine) -> None:
     engine.execute(f"CREATE TABLE k2 (PRIMARY KEY (grp, name)) AS {SOURCE} WITH NO DATA")
     assert engine.execute("SELECT count(*) FROM k2").rows() == [(0,)]
     assert engine.execute("INSERT INTO k2 VALUES (1, 'a', 10), (2, 'a', 20)").row_count == 2
-    _fails(engine, "INSERT INTO k2 VALUES (9, 'a', 10)", ErrorCode.CONSTRAINT_VIOLATION, "Duplicate key (grp, name)")
+    fails(engine, "INSERT INTO k2 VALUES (9, 'a', 10)", ErrorCode.CONSTRAINT_VIOLATION, "Duplicate key (grp, name)")
 
 
 @pytest.mark.parametrize(
@@ -80,7 +74,7 @@ def test_the_key_holds_for_the_querys_rows(engine: Engine, query: str, message: 
         f"CREATE TABLE k (PRIMARY KEY (id)) AS {query}",
         f"CREATE TABLE k WITH (primary_key = ARRAY['id']) AS {query}",
     ):
-        _fails(engine, create, ErrorCode.CONSTRAINT_VIOLATION, message)
+        fails(engine, create, ErrorCode.CONSTRAINT_VIOLATION, message)
         assert _tables(engine) == []
 
 
@@ -107,14 +101,14 @@ def test_the_key_holds_for_the_querys_rows(engine: Engine, query: str, message: 
     ],
 )
 def test_what_is_refused_creates_nothing(engine: Engine, create: str, code: ErrorCode, message: str) -> None:
-    _fails(engine, create, code, message)
+    fails(engine, create, code, message)
     assert _tables(engine) == []
 
 
 def test_the_property_on_a_plain_create_table(engine: Engine) -> None:
     engine.execute("CREATE TABLE p (id BIGINT, v VARCHAR) WITH (primary_key = ARRAY['id'])")
     engine.execute("INSERT INTO p VALUES (1, 'a')")
-    _fails(engine, "INSERT INTO p VALUES (1, 'b')", ErrorCode.CONSTRAINT_VIOLATION, "Duplicate key (id)=(1)")
+    fails(engine, "INSERT INTO p VALUES (1, 'b')", ErrorCode.CONSTRAINT_VIOLATION, "Duplicate key (id)=(1)")
 
 
 def test_a_connector_without_primary_keys_refuses_the_key(spark, tmp_path) -> None:
@@ -126,7 +120,7 @@ def test_a_connector_without_primary_keys_refuses_the_key(spark, tmp_path) -> No
             f"CREATE TABLE k WITH (primary_key = ARRAY['id']) AS {SOURCE}",
             "CREATE TABLE k (id INTEGER, PRIMARY KEY (id))",
         ):
-            _fails(
+            fails(
                 engine,
                 create,
                 ErrorCode.NOT_SUPPORTED,

@@ -13,6 +13,7 @@ import pytest
 
 from mergekit import Engine, MergekitError
 from mergekit.errors import ErrorCode
+from tests.helpers import error_of, journal_engine
 from tests.journal.journal_harness import INSERT, JournalHarness
 
 pytestmark = pytest.mark.spark
@@ -20,9 +21,7 @@ pytestmark = pytest.mark.spark
 
 @pytest.fixture
 def lake(spark, tmp_path) -> Engine:
-    engine = Engine(
-        spark=spark, catalogs={"lake": {"connector": "journal", "warehouse": str(tmp_path), "version_type": "bigint"}}
-    )
+    engine = journal_engine(spark, str(tmp_path), version_type="bigint")
     yield engine
     engine.close()
 
@@ -33,12 +32,6 @@ def _history(e: Engine, table: str = "t") -> list[tuple[int, str, dict]]:
 
 def _describe(e: Engine, table: str = "t") -> list[tuple[str, str]]:
     return [(c, t) for c, t, _, _ in e.execute(f"DESCRIBE {table}").rows()]
-
-
-def _error(e: Engine, sql: str) -> MergekitError:
-    with pytest.raises(MergekitError) as err:
-        e.execute(sql)
-    return err.value
 
 
 # -- RENAME COLUMN ----------------------------------------------------------------------------------------------
@@ -56,7 +49,7 @@ def test_rename_column_reads_old_files_under_the_new_name(lake: Engine) -> None:
     # the keyed read path (page sources) and the native one agree
     assert lake.execute("SELECT amount FROM t WHERE id = 2").rows() == [(21,)]
     assert lake.execute("SELECT sum(amount) FROM t").rows() == [(61,)]
-    assert _error(lake, "SELECT a FROM t").code is ErrorCode.COLUMN_NOT_FOUND
+    assert error_of(lake, "SELECT a FROM t").code is ErrorCode.COLUMN_NOT_FOUND
     assert [(v, op) for v, op, _ in _history(lake)][:2] == [(3, "rename_column"), (2, "write")]
     # writes use the new name
     lake.execute(
@@ -70,7 +63,7 @@ def test_rename_column_reads_old_files_under_the_new_name(lake: Engine) -> None:
     assert old.columns == ["id", "a", "name"]
     assert old.rows() == [(1, 10, "one"), (2, 21, "two"), (3, 30, "three")]
     assert lake.execute("SELECT a FROM t FOR VERSION AS OF 1 WHERE id = 2").rows() == [(20,)]
-    assert _error(lake, "SELECT amount FROM t FOR VERSION AS OF 2").code is ErrorCode.COLUMN_NOT_FOUND
+    assert error_of(lake, "SELECT amount FROM t FOR VERSION AS OF 2").code is ErrorCode.COLUMN_NOT_FOUND
     # the raw journal shows the new name too
     assert lake.execute("SELECT * FROM t_journal WHERE id = 4").columns[:3] == ["id", "amount", "name"]
 
@@ -98,7 +91,7 @@ def test_renaming_the_key_keeps_rows_versioned_by_it(lake: Engine) -> None:
         "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT VALUES (s.k, s.v)"
     )
     assert lake.execute("SELECT * FROM t ORDER BY k").rows() == [(1, "A"), (2, "B"), (3, "C")]
-    err = _error(lake, "INSERT INTO t VALUES (1, 'dup')")  # the key is still enforced, under its new name
+    err = error_of(lake, "INSERT INTO t VALUES (1, 'dup')")  # the key is still enforced, under its new name
     assert err.code is ErrorCode.CONSTRAINT_VIOLATION and "(k)=(1)" in err.message
     lake.execute("CALL lake.system.compact(table => 't')")
     assert lake.execute("SELECT * FROM t ORDER BY k").rows() == [(1, "A"), (2, "B"), (3, "C")]
@@ -108,17 +101,17 @@ def test_renaming_the_key_keeps_rows_versioned_by_it(lake: Engine) -> None:
 def test_rename_refusals_change_nothing(lake: Engine) -> None:
     lake.execute("CREATE TABLE t (id INTEGER, a INTEGER, b INTEGER, PRIMARY KEY (id))")
     before = _history(lake)
-    assert _error(lake, "ALTER TABLE t RENAME COLUMN nope TO c").code is ErrorCode.COLUMN_NOT_FOUND
+    assert error_of(lake, "ALTER TABLE t RENAME COLUMN nope TO c").code is ErrorCode.COLUMN_NOT_FOUND
     lake.execute("ALTER TABLE t RENAME COLUMN IF EXISTS nope TO c")  # nothing to do
-    err = _error(lake, "ALTER TABLE t RENAME COLUMN a TO b")
+    err = error_of(lake, "ALTER TABLE t RENAME COLUMN a TO b")
     assert (
         err.code is ErrorCode.DUPLICATE_COLUMN_NAME and str(err) == "[DUPLICATE_COLUMN_NAME] Column 'b' already exists"
     )
     # the journal's version field is a (hidden) column of the table
-    assert _error(lake, "ALTER TABLE t RENAME COLUMN a TO version_number").code is ErrorCode.DUPLICATE_COLUMN_NAME
-    err = _error(lake, "ALTER TABLE t RENAME COLUMN version_number TO v")
+    assert error_of(lake, "ALTER TABLE t RENAME COLUMN a TO version_number").code is ErrorCode.DUPLICATE_COLUMN_NAME
+    err = error_of(lake, "ALTER TABLE t RENAME COLUMN version_number TO v")
     assert err.code is ErrorCode.NOT_SUPPORTED and "hidden" in err.message
-    err = _error(lake, "ALTER TABLE t RENAME COLUMN t.a TO c")
+    err = error_of(lake, "ALTER TABLE t RENAME COLUMN t.a TO c")
     assert err.code is ErrorCode.SYNTAX_ERROR
     assert _history(lake) == before and _describe(lake) == [("id", "integer"), ("a", "integer"), ("b", "integer")]
 
@@ -131,7 +124,7 @@ def test_widening_reads_old_files_and_takes_wider_values(lake: Engine) -> None:
         "CREATE TABLE t (id INTEGER, i INTEGER, s SMALLINT, r REAL, d DECIMAL(5,2), v VARCHAR(3), PRIMARY KEY (id))"
     )
     lake.execute("INSERT INTO t VALUES (1, 7, 3, 1.5, 123.45, 'abc'), (2, -7, -3, 2.25, -1.00, 'xy')")  # version 1
-    err = _error(lake, "INSERT INTO t VALUES (3, 5000000000, 1, 1, 1, 'a')")
+    err = error_of(lake, "INSERT INTO t VALUES (3, 5000000000, 1, 1, 1, 'a')")
     assert err.code is ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE or err.code is ErrorCode.TYPE_MISMATCH, err
     for statement in (
         "ALTER TABLE t ALTER COLUMN i SET DATA TYPE bigint",
@@ -195,7 +188,7 @@ def test_narrowing_or_changing_the_type_family_is_refused(lake: Engine, column: 
     )
     lake.execute("INSERT INTO t VALUES (1, 1, 1.0, 1.00, 'a', 'b', DATE '2024-01-01')")
     before = (_history(lake), _describe(lake))
-    err = _error(lake, f"ALTER TABLE t ALTER COLUMN {column} SET DATA TYPE {new_type}")
+    err = error_of(lake, f"ALTER TABLE t ALTER COLUMN {column} SET DATA TYPE {new_type}")
     assert err.code is ErrorCode.NOT_SUPPORTED
     assert err.message.startswith("Cannot change type from ") and f"for column '{column}'" in err.message
     assert "only widening changes are supported" in err.message
@@ -207,11 +200,11 @@ def test_set_data_type_edge_cases(lake: Engine) -> None:
     before = _history(lake)
     lake.execute("ALTER TABLE t ALTER COLUMN i SET DATA TYPE int")  # the same type: nothing to do, no commit
     assert _history(lake) == before
-    err = _error(lake, "ALTER TABLE t ALTER COLUMN i SET DATA TYPE bigint USING i * 2")
+    err = error_of(lake, "ALTER TABLE t ALTER COLUMN i SET DATA TYPE bigint USING i * 2")
     assert err.code is ErrorCode.NOT_SUPPORTED and "USING" in err.message
-    assert _error(lake, "ALTER TABLE t ALTER COLUMN nope SET DATA TYPE bigint").code is ErrorCode.COLUMN_NOT_FOUND
-    assert _error(lake, "ALTER TABLE t ALTER COLUMN i SET DATA TYPE json").code is ErrorCode.NOT_SUPPORTED
-    err = _error(lake, "ALTER TABLE t ALTER COLUMN version_number SET DATA TYPE bigint")
+    assert error_of(lake, "ALTER TABLE t ALTER COLUMN nope SET DATA TYPE bigint").code is ErrorCode.COLUMN_NOT_FOUND
+    assert error_of(lake, "ALTER TABLE t ALTER COLUMN i SET DATA TYPE json").code is ErrorCode.NOT_SUPPORTED
+    err = error_of(lake, "ALTER TABLE t ALTER COLUMN version_number SET DATA TYPE bigint")
     assert err.code is ErrorCode.NOT_SUPPORTED and "hidden" in err.message
     # a key column widens too (its file statistics stay comparable)
     lake.execute("INSERT INTO t VALUES (1, 1)")
@@ -245,12 +238,12 @@ def test_drop_column_refusals(lake: Engine) -> None:
     lake.execute("CREATE TABLE t (id INTEGER, a INTEGER, PRIMARY KEY (id))")
     lake.execute("CREATE TABLE one (x INTEGER)")
     before = _history(lake)
-    err = _error(lake, "ALTER TABLE t DROP COLUMN id")
+    err = error_of(lake, "ALTER TABLE t DROP COLUMN id")
     assert err.code is ErrorCode.NOT_SUPPORTED and "key" in err.message
-    err = _error(lake, "ALTER TABLE t DROP COLUMN version_number")
+    err = error_of(lake, "ALTER TABLE t DROP COLUMN version_number")
     assert err.code is ErrorCode.NOT_SUPPORTED and "hidden" in err.message
-    assert _error(lake, "ALTER TABLE t DROP COLUMN nope").code is ErrorCode.COLUMN_NOT_FOUND
-    err = _error(lake, "ALTER TABLE one DROP COLUMN x")
+    assert error_of(lake, "ALTER TABLE t DROP COLUMN nope").code is ErrorCode.COLUMN_NOT_FOUND
+    err = error_of(lake, "ALTER TABLE one DROP COLUMN x")
     assert str(err) == "[NOT_SUPPORTED] Cannot drop the only column in a table"
     assert _history(lake) == before
 
@@ -304,7 +297,7 @@ def test_without_schema_evolution_the_source_columns_the_target_lacks_are_not_us
     assert _describe(lake) == [("id", "integer"), ("v", "varchar"), ("note", "varchar")]
     assert lake.execute("SELECT * FROM t ORDER BY id").rows() == [(1, "A", "N"), (2, "b", "n2")]
     # an assignment to a column the target lacks stays an error without WITH SCHEMA EVOLUTION
-    err = _error(
+    err = error_of(
         lake, "MERGE INTO t USING (VALUES (1, 3)) s(id, qty) ON t.id = s.id WHEN MATCHED THEN UPDATE SET qty = s.qty"
     )
     assert err.code is ErrorCode.COLUMN_NOT_FOUND
@@ -325,7 +318,7 @@ def test_explicit_assignments_to_source_columns_evolve_the_schema(lake: Engine) 
         (4, None, 8),
     ]
     # a column neither side has is not something the statement can add
-    err = _error(
+    err = error_of(
         lake,
         "MERGE WITH SCHEMA EVOLUTION INTO t USING (VALUES (1, 1)) s(id, a) ON t.id = s.id "
         "WHEN MATCHED THEN UPDATE SET nowhere = s.a",
@@ -337,13 +330,13 @@ def test_explicit_assignments_to_source_columns_evolve_the_schema(lake: Engine) 
 def test_a_failing_merge_with_schema_evolution_adds_nothing(lake: Engine) -> None:
     _evolving_target(lake)
     before = (_history(lake), _describe(lake))
-    err = _error(
+    err = error_of(
         lake,
         "MERGE WITH SCHEMA EVOLUTION INTO t USING (VALUES (1, 'x', 5), (1, 'y', 6)) s(id, v, qty) ON t.id = s.id "
         "WHEN MATCHED THEN UPDATE SET *",
     )
     assert err.code is ErrorCode.MERGE_TARGET_ROW_MULTIPLE_MATCHES
-    err = _error(
+    err = error_of(
         lake,
         "MERGE WITH SCHEMA EVOLUTION INTO t USING (SELECT 9 AS id, NULL AS nothing) s ON t.id = s.id "
         "WHEN NOT MATCHED THEN INSERT *",

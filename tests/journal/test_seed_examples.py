@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from mergekit.errors import ErrorCode, MergekitError
-from tests.journal.journal_harness import DELETE, INSERT, UPDATE
+from tests.journal.journal_harness import DELETE, INSERT, UPDATE, VERSION_COLUMNS
 
 JOURNAL = ["deptno", "department_name", "version_number", "subsequent_version_number"]
 
@@ -113,15 +113,7 @@ def test_listed_table_without_key_is_rejected(make_harness):
     # J37: journal_tables lists the table with no key and there is no default key.
     lake = make_harness(journal_tables={"items": None})
     with pytest.raises(MergekitError, match="No primary key given for table: items"):
-        lake.create(
-            "items_journal",
-            [
-                ("id", pa.int32()),
-                ("name", pa.string()),
-                ("version_number", pa.int64(), "bigint"),
-                ("subsequent_version_number", pa.int64(), "bigint"),
-            ],
-        )
+        lake.create("items_journal", [("id", pa.int32()), ("name", pa.string()), *VERSION_COLUMNS])
 
 
 def test_config_errors_use_the_seed_messages(make_harness):
@@ -133,15 +125,7 @@ def test_config_errors_use_the_seed_messages(make_harness):
 
 def test_key_from_journal_tables_and_default_key(make_harness):
     lake = make_harness(journal_tables={"emps": ["empid"]}, default_key=["id"], version_type="bigint")
-    lake.create(
-        "emps_journal",
-        [
-            ("empid", pa.int32()),
-            ("deptno", pa.int32()),
-            ("version_number", pa.int64(), "bigint"),
-            ("subsequent_version_number", pa.int64(), "bigint"),
-        ],
-    )
+    lake.create("emps_journal", [("empid", pa.int32()), ("deptno", pa.int32()), *VERSION_COLUMNS])
     lake.create("things", [("id", pa.int64()), ("v", pa.string())])
     for t, key in (("emps", ("empid",)), ("things", ("id",))):
         meta = lake.metadata.get_table_metadata(session=lake.session(), table_handle=lake.handle(t))

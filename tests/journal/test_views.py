@@ -11,6 +11,7 @@ import pytest
 from mergekit import Engine
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import ConnectorSession, ConnectorViewDefinition, SchemaTableName, ViewColumn
+from tests.helpers import fails
 
 pytestmark = pytest.mark.spark
 
@@ -31,13 +32,6 @@ def lake(spark, warehouse):
     engine.execute("INSERT INTO t VALUES (1, 'a', 10), (2, 'b', 20), (3, 'c', 30)")
     yield engine
     engine.close()
-
-
-def fails(engine: Engine, sql: str, code: ErrorCode, text: str) -> None:
-    with pytest.raises(MergekitError) as caught:
-        engine.execute(sql)
-    assert caught.value.code is code, caught.value
-    assert text in str(caught.value), caught.value
 
 
 def views(engine: Engine) -> list[str]:

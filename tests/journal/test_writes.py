@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 
 from mergekit.errors import ConstraintViolationError, ErrorCode, MergekitError
-from tests.journal.journal_harness import DELETE, INSERT, UPDATE
+from tests.journal.journal_harness import DELETE, INSERT, UPDATE, VERSION_COLUMNS
 
 COLS = [("id", pa.int64()), ("name", pa.string()), ("qty", pa.int32())]
 
@@ -173,8 +173,7 @@ def test_raw_journal_inserts_follow_the_seed_fixtures(make_harness):
         [
             ("empid", pa.int32()),
             ("deptno", pa.int32()),
-            ("version_number", pa.int64(), "bigint"),
-            ("subsequent_version_number", pa.int64(), "bigint"),
+            *VERSION_COLUMNS,
             ("first_name", pa.string()),
             ("last_name", pa.string()),
         ],

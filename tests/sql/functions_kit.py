@@ -5,7 +5,12 @@ Every chapter module lists
   Spark job), the expected values taken from Trino's documentation and sources;
 - ``NULLS``: expressions whose arguments are NULL (the columns of the second row of ``fn_t`` are all NULL, or a
   NULL literal), which Trino returns as NULL;
-- ``ERRORS``: (expression, coded error, words of the message) for invalid arguments, one statement each.
+- ``ERRORS``: (expression, coded error, words of the message) for invalid arguments, one statement each;
+- ``TRIES`` (most chapters): (expression, value) where ``try(...)`` of an argument error is NULL (or what a
+  ``coalesce`` makes of that NULL).
+
+and runs the same tests on them, made here: ``chapter_tests`` (``test_values``, ``test_null_arguments``,
+``test_errors``) and ``try_test`` (``test_try_turns_argument_errors_into_null``).
 
 ``fn_t`` has one row of values and one of NULLs: ``k`` 1 and 2; ``s`` 'abc', ``e`` '' (empty), ``n`` bigint 5,
 ``i`` integer 7, ``d`` double 2.5, ``r`` real 1.5, ``c`` decimal(10,2) 7.25, ``b`` varbinary X'0aff',
@@ -96,3 +101,30 @@ def check_error(engine: Engine, expression: str, code: ErrorCode, words: str) ->
 
 def error_ids(errors: list[tuple[str, ErrorCode, str]]) -> list[str]:
     return [expr[:60] for expr, _, _ in errors]
+
+
+def chapter_tests(values: list[tuple[str, Any]], nulls: list[str], errors: list[tuple[str, ErrorCode, str]]) -> tuple:
+    """A chapter's ``test_values``, ``test_null_arguments`` and ``test_errors`` (one test per error case), for the
+    module to bind under those names, which pytest collects:
+    ``test_values, test_null_arguments, test_errors = chapter_tests(VALUES, NULLS, ERRORS)``."""
+
+    def test_values(fn_engine: Engine) -> None:
+        check_values(fn_engine, values)
+
+    def test_null_arguments(fn_engine: Engine) -> None:
+        check_nulls(fn_engine, nulls)
+
+    @pytest.mark.parametrize(("expression", "code", "words"), errors, ids=error_ids(errors))
+    def test_errors(fn_engine: Engine, expression: str, code: ErrorCode, words: str) -> None:
+        check_error(fn_engine, expression, code, words)
+
+    return test_values, test_null_arguments, test_errors
+
+
+def try_test(tries: list[tuple[str, Any]]) -> Any:
+    """A chapter's ``test_try_turns_argument_errors_into_null``: its ``TRIES`` evaluated as ``VALUES`` are."""
+
+    def test_try_turns_argument_errors_into_null(fn_engine: Engine) -> None:
+        check_values(fn_engine, tries)
+
+    return test_try_turns_argument_errors_into_null

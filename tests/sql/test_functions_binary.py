@@ -7,11 +7,9 @@ import base64
 import hashlib
 import zlib
 
-import pytest
-
 from mergekit.errors import ErrorCode
 
-from .functions_kit import check_error, check_nulls, check_values, error_ids
+from .functions_kit import chapter_tests, try_test
 
 BAD = ErrorCode.INVALID_FUNCTION_ARGUMENT
 REFUSED = ErrorCode.NOT_SUPPORTED
@@ -111,21 +109,7 @@ ERRORS = [
     ("bitwise_left_shift(n, n)", MISMATCH, "for function bitwise_left_shift"),
 ]
 
+TRIES = [("try(from_hex('zz'))", None), ("try(from_base64('Y'))", None), ("try(bit_count(1, 1))", None)]
 
-def test_values(fn_engine) -> None:
-    check_values(fn_engine, VALUES)
-
-
-def test_null_arguments(fn_engine) -> None:
-    check_nulls(fn_engine, NULLS)
-
-
-def test_try_turns_argument_errors_into_null(fn_engine) -> None:
-    check_values(
-        fn_engine, [("try(from_hex('zz'))", None), ("try(from_base64('Y'))", None), ("try(bit_count(1, 1))", None)]
-    )
-
-
-@pytest.mark.parametrize(("expression", "code", "words"), ERRORS, ids=error_ids(ERRORS))
-def test_errors(fn_engine, expression: str, code: ErrorCode, words: str) -> None:
-    check_error(fn_engine, expression, code, words)
+test_values, test_null_arguments, test_errors = chapter_tests(VALUES, NULLS, ERRORS)
+test_try_turns_argument_errors_into_null = try_test(TRIES)

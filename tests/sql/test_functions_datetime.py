@@ -4,11 +4,9 @@ milliseconds rounded or truncated as Trino does), NULL arguments, and Trino's co
 
 from __future__ import annotations
 
-import pytest
-
 from mergekit.errors import ErrorCode
 
-from .functions_kit import UTC, D, T, check_error, check_nulls, check_values, error_ids
+from .functions_kit import UTC, D, T, chapter_tests, try_test
 
 BAD = ErrorCode.INVALID_FUNCTION_ARGUMENT
 REFUSED = ErrorCode.NOT_SUPPORTED
@@ -159,27 +157,12 @@ ERRORS = [
     ("to_milliseconds(INTERVAL '1' MONTH)", REFUSED, "to_milliseconds(interval year to month)"),
 ]
 
+TRIES = [
+    ("try(date_parse('2022-02-30', '%Y-%m-%d'))", None),
+    ("try(date_parse('x', '%Y'))", None),
+    ("try(from_unixtime(1e20))", None),
+    ("try(date_format(ts, '%D'))", None),
+]
 
-def test_values(fn_engine) -> None:
-    check_values(fn_engine, VALUES)
-
-
-def test_null_arguments(fn_engine) -> None:
-    check_nulls(fn_engine, NULLS)
-
-
-def test_try_turns_argument_errors_into_null(fn_engine) -> None:
-    check_values(
-        fn_engine,
-        [
-            ("try(date_parse('2022-02-30', '%Y-%m-%d'))", None),
-            ("try(date_parse('x', '%Y'))", None),
-            ("try(from_unixtime(1e20))", None),
-            ("try(date_format(ts, '%D'))", None),
-        ],
-    )
-
-
-@pytest.mark.parametrize(("expression", "code", "words"), ERRORS, ids=error_ids(ERRORS))
-def test_errors(fn_engine, expression: str, code: ErrorCode, words: str) -> None:
-    check_error(fn_engine, expression, code, words)
+test_values, test_null_arguments, test_errors = chapter_tests(VALUES, NULLS, ERRORS)
+test_try_turns_argument_errors_into_null = try_test(TRIES)

@@ -6,11 +6,9 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 
-import pytest
-
 from mergekit.errors import ErrorCode
 
-from .functions_kit import INF, NAN, check_error, check_nulls, check_values, error_ids
+from .functions_kit import INF, NAN, chapter_tests, try_test
 
 BAD = ErrorCode.INVALID_FUNCTION_ARGUMENT
 REFUSED = ErrorCode.NOT_SUPPORTED
@@ -141,9 +139,10 @@ ERRORS = [
     ("max(n, 2)", REFUSED, "max(x, n)"),
 ]
 
+TRIES = [("try(from_base('12', 2))", None), ("try(width_bucket(1, 2, 2, 3))", None), ("try(random(0))", None)]
 
-def test_values(fn_engine) -> None:
-    check_values(fn_engine, VALUES)
+test_values, test_null_arguments, test_errors = chapter_tests(VALUES, NULLS, ERRORS)
+test_try_turns_argument_errors_into_null = try_test(TRIES)
 
 
 def test_random_keeps_the_integer_type(fn_engine) -> None:
@@ -151,19 +150,3 @@ def test_random_keeps_the_integer_type(fn_engine) -> None:
     assert [str(t) for t in result.schema.types] == ["int8", "int64", "int32"]
     (row,) = result.rows()
     assert 0 <= row[0] < 5 and 0 <= row[1] < 5 and 3 <= row[2] < 7
-
-
-def test_null_arguments(fn_engine) -> None:
-    check_nulls(fn_engine, NULLS)
-
-
-def test_try_turns_argument_errors_into_null(fn_engine) -> None:
-    check_values(
-        fn_engine,
-        [("try(from_base('12', 2))", None), ("try(width_bucket(1, 2, 2, 3))", None), ("try(random(0))", None)],
-    )
-
-
-@pytest.mark.parametrize(("expression", "code", "words"), ERRORS, ids=error_ids(ERRORS))
-def test_errors(fn_engine, expression: str, code: ErrorCode, words: str) -> None:
-    check_error(fn_engine, expression, code, words)

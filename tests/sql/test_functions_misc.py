@@ -4,11 +4,9 @@ NULL arguments, and Trino's coded errors (see functions_kit; ``j`` is
 
 from __future__ import annotations
 
-import pytest
-
 from mergekit.errors import ErrorCode
 
-from .functions_kit import check_error, check_nulls, check_values, error_ids
+from .functions_kit import chapter_tests
 
 BAD = ErrorCode.INVALID_FUNCTION_ARGUMENT
 REFUSED = ErrorCode.NOT_SUPPORTED
@@ -107,17 +105,7 @@ ERRORS = [
 ]
 
 
-def test_values(fn_engine) -> None:
-    check_values(fn_engine, VALUES)
-
-
-def test_null_arguments(fn_engine) -> None:
-    check_nulls(fn_engine, NULLS)
-
-
-@pytest.mark.parametrize(("expression", "code", "words"), ERRORS, ids=error_ids(ERRORS))
-def test_errors(fn_engine, expression: str, code: ErrorCode, words: str) -> None:
-    check_error(fn_engine, expression, code, words)
+test_values, test_null_arguments, test_errors = chapter_tests(VALUES, NULLS, ERRORS)
 
 
 # Trino's result type of each function, as the Arrow type of the result column

@@ -3,11 +3,9 @@ strings, and the coded errors Trino gives for invalid arguments (see functions_k
 
 from __future__ import annotations
 
-import pytest
-
 from mergekit.errors import ErrorCode
 
-from .functions_kit import check_error, check_nulls, check_values, error_ids
+from .functions_kit import chapter_tests, try_test
 
 BAD = ErrorCode.INVALID_FUNCTION_ARGUMENT
 REFUSED = ErrorCode.NOT_SUPPORTED
@@ -181,29 +179,14 @@ ERRORS = [
     ("regexp_like('a', s || '(')", BAD, "Invalid regular expression: Unclosed group"),  # the pattern is data
 ]
 
+TRIES = [
+    ("try(chr(-1))", None),
+    ("try(split(s, e))", None),
+    ("try(lpad(s, -1, 'x'))", None),
+    ("coalesce(try(split_part(s, ',', 0)), 'z')", "z"),
+    ("try(regexp_extract(s, 'a', -1))", None),
+    ("try(regexp_replace(s, 'b', '$2'))", None),
+]
 
-def test_values(fn_engine) -> None:
-    check_values(fn_engine, VALUES)
-
-
-def test_null_arguments(fn_engine) -> None:
-    check_nulls(fn_engine, NULLS)
-
-
-def test_try_turns_argument_errors_into_null(fn_engine) -> None:
-    check_values(
-        fn_engine,
-        [
-            ("try(chr(-1))", None),
-            ("try(split(s, e))", None),
-            ("try(lpad(s, -1, 'x'))", None),
-            ("coalesce(try(split_part(s, ',', 0)), 'z')", "z"),
-            ("try(regexp_extract(s, 'a', -1))", None),
-            ("try(regexp_replace(s, 'b', '$2'))", None),
-        ],
-    )
-
-
-@pytest.mark.parametrize(("expression", "code", "words"), ERRORS, ids=error_ids(ERRORS))
-def test_errors(fn_engine, expression: str, code: ErrorCode, words: str) -> None:
-    check_error(fn_engine, expression, code, words)
+test_values, test_null_arguments, test_errors = chapter_tests(VALUES, NULLS, ERRORS)
+test_try_turns_argument_errors_into_null = try_test(TRIES)

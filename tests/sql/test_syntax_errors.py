@@ -61,13 +61,19 @@ NAMED = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("text", "message"), NAMED, ids=[n[0] for n in NAMED])
-def test_common_mistakes_are_named(text: str, message: str) -> None:
+def _refused_where_it_says(text: str, message: str) -> None:
+    """``text`` fails to parse with SYNTAX_ERROR ``message``, whose ``line L:C:`` is the line and column the error
+    carries."""
     with pytest.raises(MergekitError) as err:
         parse_statement(text)
     assert str(err.value) == f"[SYNTAX_ERROR] {message}"
     line, column = (int(n) for n in message[len("line ") :].split(":")[:2])
     assert (err.value.details["line"], err.value.details["column"]) == (line, column)
+
+
+@pytest.mark.parametrize(("text", "message"), NAMED, ids=[n[0] for n in NAMED])
+def test_common_mistakes_are_named(text: str, message: str) -> None:
+    _refused_where_it_says(text, message)
 
 
 def test_double_equals_in_a_builder_condition() -> None:
@@ -115,11 +121,7 @@ TRIAL = [
 
 @pytest.mark.parametrize(("text", "message"), TRIAL, ids=[t[0] for t in TRIAL])
 def test_first_trial_mistakes_are_named(text: str, message: str) -> None:
-    with pytest.raises(MergekitError) as err:
-        parse_statement(text)
-    assert str(err.value) == f"[SYNTAX_ERROR] {message}"
-    line, column = (int(n) for n in message[len("line ") :].split(":")[:2])
-    assert (err.value.details["line"], err.value.details["column"]) == (line, column)
+    _refused_where_it_says(text, message)
 
 
 def test_row_counts_trino_takes_and_columns_named_limit() -> None:

@@ -8,6 +8,7 @@ import pyarrow as pa
 import pytest
 
 from mergekit.errors import MergekitError
+from tests.helpers import error_of
 from tests.sqldb.dbs import Db, database  # noqa: F401 - the fixture of both databases
 
 pytestmark = pytest.mark.spark
@@ -25,12 +26,6 @@ def _rows(db: Db) -> list[tuple[object, ...]]:
     no particular order)."""
     assert db.sql("SELECT id FROM ev ORDER BY id") == [(i,) for i in range(1, len(db.sql("SELECT id FROM ev")) + 1)]
     return [(n, s, bool(c)) for n, s, c in db.sql("SELECT name, status, created_at IS NOT NULL FROM ev ORDER BY name")]
-
-
-def _message(db: Db, statement: str) -> str:
-    with pytest.raises(MergekitError) as info:
-        db.engine.execute(statement)
-    return str(info.value)
 
 
 def test_omitted_columns_take_the_database_defaults(database: Db) -> None:
@@ -51,14 +46,14 @@ def test_omitted_columns_take_the_database_defaults(database: Db) -> None:
     if db.kind == "postgresql":  # the identity column took its values too
         assert db.sql("SELECT code FROM ev ORDER BY id") == [(1,), (2,), (3,), (4,), (5,), (6,)]
     before = _rows(db)
-    assert _message(db, "INSERT INTO ev (name, created_at) VALUES ('x', NULL)") == (
+    assert str(error_of(db.engine, "INSERT INTO ev (name, created_at) VALUES ('x', NULL)")) == (
         "[CONSTRAINT_VIOLATION] NULL value not allowed for NOT NULL column: created_at"
     )
-    assert _message(db, "INSERT INTO ev (name, status) VALUES ('x', DEFAULT), ('y', 'old')") == (
+    assert str(error_of(db.engine, "INSERT INTO ev (name, status) VALUES ('x', DEFAULT), ('y', 'old')")) == (
         "[NOT_SUPPORTED] Column status takes the database's own default: write DEFAULT for it in every VALUES row "
         "of the INSERT, or leave the column out"
     )
-    assert _message(db, "UPDATE ev SET status = DEFAULT WHERE id = 1") == (
+    assert str(error_of(db.engine, "UPDATE ev SET status = DEFAULT WHERE id = 1")) == (
         "[NOT_SUPPORTED] SET status = DEFAULT: the database computes this column's default, which mergekit can only "
         "leave to it when a row is inserted"
     )

@@ -7,15 +7,10 @@ import pyarrow as pa
 import pytest
 
 from mergekit.errors import MergekitError
+from tests.helpers import error_of
 from tests.sqldb.dbs import Db, database  # noqa: F401 - the fixture of both databases
 
 pytestmark = pytest.mark.spark
-
-
-def _message(db: Db, statement: str) -> str:
-    with pytest.raises(MergekitError) as info:
-        db.engine.execute(statement)
-    return str(info.value)
 
 
 def test_duplicate_matches_name_the_key_columns(database: Db) -> None:
@@ -25,15 +20,13 @@ def test_duplicate_matches_name_the_key_columns(database: Db) -> None:
     db.sql("INSERT INTO big VALUES (1, 'a'), (2, 'b')")
     db.sql("INSERT INTO stock VALUES (1, 'it''s', 1)")
     duplicate = "[MERGE_TARGET_ROW_MULTIPLE_MATCHES] One MERGE target table row matched more than one source row"
-    assert _message(
-        db,
-        "MERGE INTO big t USING (VALUES (2, 'x'), (2, 'y')) s(id, v) ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v",
-    ) == (f"{duplicate} (target row: id = 2)")
-    assert _message(
-        db,
+    by_id = "MERGE INTO big t USING (VALUES (2, 'x'), (2, 'y')) s(id, v) ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v"
+    assert str(error_of(db.engine, by_id)) == f"{duplicate} (target row: id = 2)"
+    by_shop_and_item = (
         "MERGE INTO stock t USING (VALUES (1, 'it''s'), (1, 'it''s')) s(shop, item) "
-        "ON t.shop = s.shop AND t.item = s.item WHEN MATCHED THEN DELETE",
-    ) == (f"{duplicate} (target row: shop = 1, item = 'it''s')")
+        "ON t.shop = s.shop AND t.item = s.item WHEN MATCHED THEN DELETE"
+    )
+    assert str(error_of(db.engine, by_shop_and_item)) == f"{duplicate} (target row: shop = 1, item = 'it''s')"
     assert db.sql("SELECT id, v FROM big ORDER BY id") == [(1, "a"), (2, "b")]
     assert db.staging_tables() == []
 
@@ -49,7 +42,7 @@ def test_messages_name_the_database_schema(database: Db) -> None:
         "UPDATE big SET id = 2 WHERE id = 1",
         f"MERGE INTO {db.catalog}.default.big t USING (VALUES 1) s(id) ON t.id = s.id WHEN MATCHED THEN UPDATE SET id = 2",
     ):
-        message = _message(db, statement)
+        message = str(error_of(db.engine, statement))
         if db.kind == "postgresql":
             assert message == (
                 f"[CONSTRAINT_VIOLATION] Cannot apply the statement to table {s}.big: duplicate key value violates "
@@ -60,7 +53,7 @@ def test_messages_name_the_database_schema(database: Db) -> None:
                 message
                 == f"[CONSTRAINT_VIOLATION] Cannot apply the statement to table {s}.big: UNIQUE constraint failed: {key}"
             )
-    assert _message(db, "DELETE FROM log WHERE at + 0 = 1").startswith(
+    assert str(error_of(db.engine, "DELETE FROM log WHERE at + 0 = 1")).startswith(
         f"[NOT_SUPPORTED] Table {s}.log has no primary key"
     )
     assert db.sql("SELECT id, v FROM big ORDER BY id") == [(1, "a"), (2, "b")]

@@ -7,16 +7,10 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from mergekit.errors import MergekitError
+from tests.helpers import error_of
 from tests.sqldb.dbs import Db, database  # noqa: F401 - the fixture of both databases
 
 pytestmark = pytest.mark.spark
-
-
-def _error(db: Db, statement: str) -> MergekitError:
-    with pytest.raises(MergekitError) as info:
-        db.engine.execute(statement)
-    return info.value
 
 
 def test_quoted_mixed_case_table_and_columns_in_every_statement(database: Db) -> None:
@@ -71,7 +65,7 @@ def test_postgresql_names_differing_only_in_case(database: Db) -> None:
     db.sql('CREATE TABLE "ORDERS" (id INTEGER PRIMARY KEY, v TEXT)')
     db.sql("INSERT INTO \"Orders\" VALUES (1, 'Orders')")
     db.sql("INSERT INTO \"ORDERS\" VALUES (1, 'ORDERS')")
-    err = _error(db, "SELECT * FROM orders")
+    err = error_of(db.engine, "SELECT * FROM orders")
     assert str(err) == (
         '[AMBIGUOUS_NAME] Table name orders matches "ORDERS" and "Orders" in the database, which differ only in case: '
         "quote the name to choose one"
@@ -84,9 +78,9 @@ def test_postgresql_names_differing_only_in_case(database: Db) -> None:
     assert db.sql('SELECT v FROM "ORDERS"') == [("Orders!",)]
     assert db.sql('SELECT v FROM "Orders"') == [("Orders",)]
     # a quoted name is exact, as in the database
-    err = _error(db, 'SELECT * FROM "orders"')
+    err = error_of(db.engine, 'SELECT * FROM "orders"')
     assert str(err) == f"[TABLE_NOT_FOUND] Table '{db.catalog}.default.orders' does not exist"
-    err = _error(db, f'SELECT * FROM {db.catalog}.{db.schema}."OrderS"')
+    err = error_of(db.engine, f'SELECT * FROM {db.catalog}.{db.schema}."OrderS"')
     assert str(err) == f"[TABLE_NOT_FOUND] Table '{db.catalog}.{db.schema}.OrderS' does not exist"
     # with a lower-case table as well, an unquoted name is that one (the database's own folding)
     db.sql("CREATE TABLE orders (id INTEGER PRIMARY KEY, v TEXT)")
@@ -97,7 +91,7 @@ def test_postgresql_names_differing_only_in_case(database: Db) -> None:
     assert shown == [("ORDERS",), ("Orders",), ("orders",)]  # as the database spells them
     # columns: mergekit's names ignore case, so two that differ only in case cannot be told apart
     db.sql('CREATE TABLE twins (id INTEGER PRIMARY KEY, "a" INTEGER, "A" INTEGER)')
-    err = _error(db, "SELECT id FROM twins")
+    err = error_of(db.engine, "SELECT id FROM twins")
     assert str(err) == (
         f'[AMBIGUOUS_NAME] Table {db.schema}.twins has columns "a" and "A", whose names differ only in case: '
         "mergekit's column names ignore case, so it cannot tell them apart"

@@ -7,34 +7,20 @@ from __future__ import annotations
 import pytest
 
 from mergekit import Engine
-from mergekit.errors import ErrorCode, MergekitError
+from mergekit.errors import ErrorCode
+from tests.helpers import fails
 
-from .seed_orders import ORDERS, ts
+from .seed_orders import ORDERS, orders_lake, ts
 
 pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module")
 def lake(spark, tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    engine = Engine(
-        spark=spark, catalogs={"lake": {"connector": "journal", "warehouse": str(tmp_path_factory.mktemp("w"))}}
-    )
-    engine.execute("CREATE STREAM Orders (rowtime TIMESTAMP, productId INTEGER, orderId INTEGER, units INTEGER)")
-    engine.execute("CREATE TABLE Products (productId INTEGER, name VARCHAR)")
-    engine.execute("INSERT INTO Products VALUES (10, 'paint'), (20, 'paper'), (30, 'brush'), (40, 'glue')")
     # the seed's orders in three commits (one INSERT is one commit: one offset of the stream)
-    for chunk in (ORDERS[:3], ORDERS[3:6], ORDERS[6:]):
-        values = ", ".join(f"(TIMESTAMP '2015-02-15 {t}', {p}, {o}, {u})" for t, p, o, u in chunk)
-        engine.execute(f"INSERT INTO Orders VALUES {values}")
+    engine = orders_lake(spark, str(tmp_path_factory.mktemp("w")), products=True)
     yield engine
     engine.close()
-
-
-def fails(engine: Engine, sql: str, code: ErrorCode, text: str) -> None:
-    with pytest.raises(MergekitError) as caught:
-        engine.execute(sql)
-    assert caught.value.code is code, caught.value
-    assert text in str(caught.value)
 
 
 def test_the_seeds_queries_in_arrival_and_emission_order(lake: Engine) -> None:

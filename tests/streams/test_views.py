@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from mergekit import Engine
-from mergekit.errors import ErrorCode, MergekitError
+from mergekit.errors import ErrorCode
+from tests.helpers import fails
 
 from .seed_orders import ORDERS, orders_lake, ts
 
@@ -15,9 +16,7 @@ pytestmark = pytest.mark.spark
 
 @pytest.fixture(scope="module")
 def lake(spark, tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    engine = orders_lake(spark, str(tmp_path_factory.mktemp("w")))
-    engine.execute("CREATE TABLE Products (productId INTEGER, name VARCHAR)")
-    engine.execute("INSERT INTO Products VALUES (10, 'paint'), (20, 'paper'), (30, 'brush'), (40, 'glue')")
+    engine = orders_lake(spark, str(tmp_path_factory.mktemp("w")), products=True)
     # a view renaming the monotonic column, one with a group window, one over a view, a stream-table join
     engine.execute(
         "CREATE VIEW big (ts, product, units) AS SELECT rowtime, productId, units FROM Orders WHERE units > 3"
@@ -34,13 +33,6 @@ def lake(spark, tmp_path_factory: pytest.TempPathFactory) -> Engine:
     engine.execute("CREATE VIEW products_view AS SELECT * FROM Products")
     yield engine
     engine.close()
-
-
-def fails(engine: Engine, sql: str, code: ErrorCode, text: str) -> None:
-    with pytest.raises(MergekitError) as caught:
-        engine.execute(sql)
-    assert caught.value.code is code, caught.value
-    assert text in str(caught.value), caught.value
 
 
 BIG = [(ts(t), p, u) for t, p, _, u in ORDERS if u > 3]

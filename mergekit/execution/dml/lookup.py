@@ -44,9 +44,8 @@ from mergekit.spi import (
     ConnectorSession,
 )
 
-from .lengths import bounded_columns
 from .merge_rows import q
-from .pipeline import WRITER_OUTPUT, DmlStats, MergeWriter, gather, merge_page_schema, row_change_processor
+from .pipeline import WRITER_OUTPUT, DmlStats, MergeWriter, gather
 
 __all__ = ["run_lookup_merge", "KEY", "arrow_join_type", "binary_collation", "bucket_expr", "sorted_distinct"]
 
@@ -206,18 +205,7 @@ def run_lookup_merge(
         routed = source.repartition(partitions, F.col(q(KEY)))
         stats["ranges"] = None
     source_schema = pa.schema([pa.field(f.name, to_arrow_type(f.dataType), True) for f in source.schema.fields])
-    data_columns = tuple(c.name for c in plan.target.columns)
-    writer = MergeWriter(
-        provider,
-        session,
-        merge_handle,
-        data_columns,
-        plan.duplicate_check,
-        merge_page_schema(plan),
-        row_change_processor(plan),
-        bounded_columns(plan.target.columns),
-        row_key=plan.target.row_key,
-    )
+    writer = MergeWriter.of(plan, provider, session, merge_handle, processing=True)
     task = _LookupMerge(
         program=program,
         index_provider=index_provider,

@@ -34,6 +34,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from mergekit.errors import ErrorCode, MergekitError
+from mergekit.execution.session import conf_for_block
 from mergekit.planner import MergePlan
 from mergekit.spi import (
     MERGE_PAGE_LAYOUT,
@@ -184,6 +185,30 @@ class MergeWriter:
     processor: RowChangeProcessor | None = None  # set when processing is fused into the writer
     bounds: tuple[Bounded, ...] = ()  # VARCHAR(n) / CHAR(n) columns: values are fitted before the sink sees them
     row_key: tuple[str, ...] = ()  # TargetTable.row_key, for the duplicate-match message
+
+    @classmethod
+    def of(
+        cls,
+        plan: MergePlan,
+        provider: ConnectorPageSinkProvider,
+        session: ConnectorSession,
+        merge_handle: ConnectorMergeTableHandle,
+        *,
+        processing: bool,
+    ) -> MergeWriter:
+        """The writer of ``plan``'s merge rows; ``processing``: the rows come unprocessed and the writer runs the
+        plan's row-change processor on them (else they come processed)."""
+        return cls(
+            provider,
+            session,
+            merge_handle,
+            tuple(c.name for c in plan.target.columns),
+            plan.duplicate_check,
+            merge_page_schema(plan),
+            row_change_processor(plan) if processing else None,
+            bounded_columns(plan.target.columns),
+            row_key=plan.target.row_key,
+        )
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
@@ -347,47 +372,24 @@ def run_merge_pipeline(
     ON clause's equality keys, see :attr:`~mergekit.execution.dml.merge_rows.MergeQueryBuilder.colocated`). Then the duplicate-match check runs
     in those tasks and, when the connector asks for no redistribution, processor and sink too: no shuffle
     after the join at all."""
-    processor = row_change_processor(plan)
-    data_columns = tuple(c.name for c in plan.target.columns)
-    page_schema = merge_page_schema(plan)
-    bounds = bounded_columns(plan.target.columns)
     needs_shuffle = (
         (plan.duplicate_check and not colocated)
         or plan.target.insert_layout is not None
         or plan.target.update_layout is not None
     )
     if needs_shuffle:
-        processed = rows.mapInArrow(ProcessPages(processor), _processed_schema(rows, plan))
+        processed = rows.mapInArrow(ProcessPages(row_change_processor(plan)), _processed_schema(rows, plan))
         # no task count: adaptive execution sizes the writer stage by the rows it gets (one task for a 1-row
         # MERGE, whatever the session's spark.sql.shuffle.partitions says)
         routed = processed.repartition(F.expr(redistribution(plan)))
-        writer = MergeWriter(
-            provider,
-            session,
-            merge_handle,
-            data_columns,
-            plan.duplicate_check,
-            page_schema,
-            bounds=bounds,
-            row_key=plan.target.row_key,
-        )
+        writer = MergeWriter.of(plan, provider, session, merge_handle, processing=False)
         out = routed.mapInArrow(writer, WRITER_OUTPUT)
     else:
         # no routing: the sequence number (and, with no duplicate check, the target row's uid) would only be
         # converted to Arrow and shipped to the writer for nothing
         unused = ([] if conditions_may_fail else [SEQ]) + ([] if plan.duplicate_check else [UID])
         rows = rows.drop(*[c for c in unused if c in rows.columns])
-        writer = MergeWriter(
-            provider,
-            session,
-            merge_handle,
-            data_columns,
-            plan.duplicate_check,
-            page_schema,
-            processor,
-            bounds,
-            row_key=plan.target.row_key,
-        )
+        writer = MergeWriter.of(plan, provider, session, merge_handle, processing=True)
         out = rows.mapInArrow(writer, WRITER_OUTPUT)
     return gather(_collect(spark, out, colocated))
 
@@ -429,15 +431,8 @@ def _collect(spark: SparkSession, out: DataFrame, colocated: bool) -> list[Any]:
     while this statement runs."""
     if not colocated:
         return out.collect()
-    before = spark.conf.get(_SKEW_JOIN, None)
-    spark.conf.set(_SKEW_JOIN, "false")
-    try:
+    with conf_for_block(spark, _SKEW_JOIN, "false"):
         return out.collect()
-    finally:
-        if before is None:
-            spark.conf.unset(_SKEW_JOIN)
-        else:
-            spark.conf.set(_SKEW_JOIN, before)
 
 
 def _stats(counts: Mapping[tuple[int, int], int], pids: list[int], sinks: int) -> DmlStats:

@@ -40,6 +40,7 @@ from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.context import StatementContext
 from mergekit.execution.dml.lookup import binary_collation
 from mergekit.execution.failures import translate_error
+from mergekit.execution.session import conf_for_block
 from mergekit.result import Result
 from mergekit.spi import JOB_BATCH_PROPERTY, JobBatch
 
@@ -271,10 +272,8 @@ def _source_rows(
     policy = job.duplicates if columns else None
     if policy == "last":
         df = _keep_last(df, columns, order_column)
-    conf = ctx.spark.conf
-    saved = conf.get(_CACHE_COMPRESSED, None)
-    conf.set(_CACHE_COMPRESSED, "false")  # the batch's cache lives for one MERGE: building it matters, not its size
-    try:
+    # the batch's cache lives for one MERGE: building it matters, not its size
+    with conf_for_block(ctx.spark, _CACHE_COMPRESSED, "false"):
         df = df.persist()
         try:
             rows = df.count()
@@ -283,11 +282,6 @@ def _source_rows(
         except BaseException:
             df.unpersist()
             raise
-    finally:
-        if saved is None:
-            conf.unset(_CACHE_COMPRESSED)
-        else:
-            conf.set(_CACHE_COMPRESSED, saved)
     return df, rows
 
 

@@ -61,7 +61,50 @@ class StreamingService:
         name: str | None,
         max_commits: int | None = None,
     ) -> StreamHandle:
-        return start_continuous(self, query, on_batch=on_batch, trigger=trigger, name=name, max_commits=max_commits)
+        """A continuous run of ``query`` (``Engine.stream``): each micro-batch's rows go to ``on_batch``, or are
+        kept in the handle's ``emitted``; ``name`` keeps its checkpoint in the jobs' folder."""
+        runner = self.runner
+        prepared: ContinuousQuery = runner.in_statement(lambda ctx: ContinuousQuery(ctx, query))
+        if name is not None:
+            checkpoint = self.jobs.checkpoint(f"query_{name}")
+            temporary = None
+        else:
+            temporary = tempfile.mkdtemp(prefix="mergekit-stream-")
+            checkpoint = temporary
+        handle = StreamHandle(name=name or f"stream_{uuid.uuid4().hex[:8]}", query=None)
+
+        def batch(df: DataFrame, batch_id: int) -> None:
+            ranges = batch_ranges(df)
+            if not ranges:
+                return  # no commit arrived (Spark's first batch of a new query may be empty)
+            try:
+                rows = runner.in_statement(lambda ctx: _collect(prepared.emit(ctx, ranges)))
+            except BaseException as exc:
+                handle.failure.append(exc)
+                raise
+            handle.progress.append(
+                {"batch": batch_id, "commits": ranges, "rows": rows.num_rows if rows is not None else 0}
+            )
+            if rows is None or rows.num_rows == 0:
+                return
+            if on_batch is not None:
+                on_batch(rows)
+            else:
+                handle.emitted.append(rows)
+
+        handle.query = start_commits_query(
+            runner.spark,
+            prepared.payload(runner.catalogs),
+            batch,
+            checkpoint=checkpoint,
+            trigger=trigger,
+            name=handle.name,
+            max_commits=max_commits,
+        )
+        if temporary is not None:
+            handle.cleanup = lambda: shutil.rmtree(temporary, ignore_errors=True)
+        self.streams[:] = [h for h in self.streams if h.is_active] + [handle]  # close() stops it
+        return handle
 
     def close(self) -> None:
         """Stop every job and continuous run started here."""
@@ -69,57 +112,6 @@ class StreamingService:
             handle.stop()
         self.running.clear()
         self.streams.clear()
-
-
-def start_continuous(
-    service: StreamingService,
-    query: msql.Query,
-    *,
-    on_batch: Callable[[pa.Table], None] | None,
-    trigger: str,
-    name: str | None,
-    max_commits: int | None = None,
-) -> StreamHandle:
-    runner = service.runner
-    prepared: ContinuousQuery = runner.in_statement(lambda ctx: ContinuousQuery(ctx, query))
-    if name is not None:
-        checkpoint = service.jobs.checkpoint(f"query_{name}")
-        temporary = None
-    else:
-        temporary = tempfile.mkdtemp(prefix="mergekit-stream-")
-        checkpoint = temporary
-    handle = StreamHandle(name=name or f"stream_{uuid.uuid4().hex[:8]}", query=None)
-
-    def batch(df: DataFrame, batch_id: int) -> None:
-        ranges = batch_ranges(df)
-        if not ranges:
-            return  # no commit arrived (Spark's first batch of a new query may be empty)
-        try:
-            rows = runner.in_statement(lambda ctx: _collect(prepared.emit(ctx, ranges)))
-        except BaseException as exc:
-            handle.failure.append(exc)
-            raise
-        handle.progress.append({"batch": batch_id, "commits": ranges, "rows": rows.num_rows if rows is not None else 0})
-        if rows is None or rows.num_rows == 0:
-            return
-        if on_batch is not None:
-            on_batch(rows)
-        else:
-            handle.emitted.append(rows)
-
-    handle.query = start_commits_query(
-        runner.spark,
-        prepared.payload(runner.catalogs),
-        batch,
-        checkpoint=checkpoint,
-        trigger=trigger,
-        name=handle.name,
-        max_commits=max_commits,
-    )
-    if temporary is not None:
-        handle.cleanup = lambda: shutil.rmtree(temporary, ignore_errors=True)
-    service.streams[:] = [h for h in service.streams if h.is_active] + [handle]  # close() stops it
-    return handle
 
 
 def _job_state(service: StreamingService, name: str) -> tuple[str, str | None]:

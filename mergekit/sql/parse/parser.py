@@ -7,6 +7,7 @@ import re
 import sys
 from typing import Any
 
+import attrs
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
@@ -279,17 +280,7 @@ def _job_statement(text: str) -> Statement | None:
         raise _syntax_error(f"A streaming job's source must be a SELECT STREAM query: {source_text}")
     if not isinstance(body, Merge | Insert) or (isinstance(body, Insert) and body.on_conflict is not None):
         raise _syntax_error(f"A streaming job runs MERGE or INSERT ... SELECT STREAM, not: {job.statement}")
-    return CreateStreamingJob(
-        name=job.name,
-        if_not_exists=job.if_not_exists,
-        duplicates=job.duplicates,
-        compact_every=job.compact_every,
-        max_commits_per_batch=job.max_commits_per_batch,
-        statement=job.statement,
-        kind=kind,
-        source=source,
-        body=body,
-    )
+    return CreateStreamingJob(**attrs.asdict(job, recurse=False), kind=kind, source=source, body=body)
 
 
 def _stream_statement(text: str) -> Statement | None:

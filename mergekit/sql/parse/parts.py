@@ -1,6 +1,7 @@
 """Reading a syntax node part by part (the rule of :mod:`._convert`): :class:`Parts` takes the arguments a
 converter implements and refuses, by name, every other non-empty one; names, literals and queries shared by the
-statement converters (:mod:`._convert_dml`, :mod:`._convert_ddl`)."""
+statement converters (:mod:`._convert_dml`, :mod:`._convert_ddl`); ``split_top_level`` for the statements read as
+text before sqlglot (views, streams)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from mergekit.sql.model import (
 )
 from mergekit.sql.references import identifier_name, qualified_name_of
 
-__all__ = ["Parts", "syntax_error", "not_supported", "literal_value", "table_name", "node_name"]
+__all__ = ["Parts", "syntax_error", "not_supported", "split_top_level", "literal_value", "table_name", "node_name"]
 
 
 def syntax_error(message: str, line: int = 0, column: int = 0) -> MergekitError:
@@ -25,6 +26,27 @@ def syntax_error(message: str, line: int = 0, column: int = 0) -> MergekitError:
 
 def not_supported(message: str) -> MergekitError:
     return MergekitError(ErrorCode.NOT_SUPPORTED, message)
+
+
+def split_top_level(text: str) -> list[str]:
+    """``text`` split at the commas outside parentheses, brackets and quotes (a list of column definitions,
+    options or names, read before sqlglot sees the statement)."""
+    items, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(text):
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    items.append(text[start:])
+    return items
 
 
 # How an argument is named in a refusal, where its SQL text would not say it well.

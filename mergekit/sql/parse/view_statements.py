@@ -21,7 +21,7 @@ from mergekit.sql.model import (
     Statement,
 )
 
-from .parts import literal_value
+from .parts import literal_value, split_top_level
 from .tree import parse_tree
 
 __all__ = ["view_statement"]
@@ -61,26 +61,6 @@ def _identifier(text: str, where: str) -> str:
 def _name(text: str) -> QualifiedName:
     parts = re.findall(r'"((?:[^"]|"")*)"|([\w$]+)', text)
     return QualifiedName(tuple((q.replace('""', '"') if q else w).lower() for q, w in parts))
-
-
-def _split_top_level(text: str) -> list[str]:
-    """``text`` split at the commas outside parentheses, brackets and quotes."""
-    items, depth, quote, start = [], 0, "", 0
-    for i, ch in enumerate(text):
-        if quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            items.append(text[start:i])
-            start = i + 1
-    items.append(text[start:])
-    return items
 
 
 def view_statement(text: str, parse: Callable[[str], Statement]) -> Statement | None:
@@ -129,7 +109,7 @@ def _create_view(m: re.Match[str], parse: Callable[[str], Statement]) -> CreateV
         raise _syntax_error("CREATE VIEW with both IF NOT EXISTS and OR REPLACE is not allowed")
     columns: tuple[str, ...] | None = None
     if m.group(4) is not None:
-        columns = tuple(_identifier(c, "CREATE VIEW") for c in _split_top_level(m.group(4)))
+        columns = tuple(_identifier(c, "CREATE VIEW") for c in split_top_level(m.group(4)))
         dupes = sorted({c for c in columns if columns.count(c) > 1})
         if dupes:
             raise MergekitError(ErrorCode.DUPLICATE_COLUMN_NAME, f"Column name '{dupes[0]}' specified more than once")
@@ -154,7 +134,7 @@ def _create_view(m: re.Match[str], parse: Callable[[str], Statement]) -> CreateV
 def _properties(text: str) -> dict[str, Any]:
     """``name = value, ...`` of SET PROPERTIES: literal values, or None for ``DEFAULT``."""
     out: dict[str, Any] = {}
-    for item in _split_top_level(text):
+    for item in split_top_level(text):
         name, sep, value = item.partition("=")
         if not sep:
             raise _syntax_error(f"SET PROPERTIES: expected name = value, got '{item.strip()}'")

@@ -15,6 +15,7 @@ from typing import Any
 from sqlglot import exp
 
 from mergekit.errors import ErrorCode
+from mergekit.sql.references import numeric_literal
 
 
 def lit(value: float | str) -> exp.Expr:
@@ -135,17 +136,7 @@ def checked(
 
 def int_value(e: exp.Expr | None) -> int | None:
     """The value of an integer literal (``-1`` parses as a negation of ``1``), else None."""
-    while isinstance(e, exp.Paren):
-        e = e.this
-    if isinstance(e, exp.Neg):
-        inner = int_value(e.this)
-        return None if inner is None else -inner
-    if isinstance(e, exp.Literal) and not e.is_string:
-        try:
-            return int(e.this)
-        except ValueError:
-            return None
-    return None
+    return numeric_literal(e, int)
 
 
 def strict_args(value: exp.Expr, *args: exp.Expr) -> exp.Expr:

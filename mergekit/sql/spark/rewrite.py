@@ -3,7 +3,7 @@
 ``Rewriter`` walks the tree bottom up; each node whose Spark meaning differs goes to its *handler*, a
 function registered per sqlglot node class in one of the handler modules (``_spark_handlers_numeric``,
 ``_casts``, ``_functions``, ``_query``) with that module's ``@_handles(kind, ...)`` decorator
-(``registrar``); the table of all of them is put together by ``_spark_translate`` and handed to the
+(``handler_registry``); the table of all of them is put together by ``_spark_translate`` and handed to the
 rewriter, so that this module does not import its handlers. Every function call is first checked against the
 function catalogue (``_function_catalog.check_listed``); a listed one is then handled, or passed through as
 it is (``PASS_FUNCS``: Spark's function has Trino's semantics), or built by ``ANONYMOUS``. ``TRY(...)`` is evaluated with Spark's ``try_*`` functions plus an
@@ -271,9 +271,10 @@ Handler = Callable[[Rewriter, Any, dict[str, Any], TrinoType, bool], Out]
 _Key = type | str  # a node class, or the (lower-case) name of a function sqlglot parses as exp.Anonymous
 
 
-def registrar(table: dict[_Key, Handler]) -> Callable[..., Callable[[Handler], Handler]]:
-    """The ``@_handles(kind, ...)`` decorator of a handler module: registers the function in ``table`` for each
-    node class or anonymous function name."""
+def handler_registry() -> tuple[dict[_Key, Handler], Callable[..., Callable[[Handler], Handler]]]:
+    """A handler module's table and its ``@_handles(kind, ...)`` decorator, which registers the function in the
+    table for each node class or anonymous function name: ``HANDLERS, _handles = handler_registry()``."""
+    table: dict[_Key, Handler] = {}
 
     def _handles(*kinds: _Key) -> Callable[[Handler], Handler]:
         def register(fn: Handler) -> Handler:
@@ -283,7 +284,16 @@ def registrar(table: dict[_Key, Handler]) -> Callable[..., Callable[[Handler], H
 
         return register
 
-    return _handles
+    return table, _handles
+
+
+def call_args(node: exp.Anonymous, name: str, count: int) -> list[exp.Expr]:
+    """The arguments of ``node``, a call of the function ``name`` taking ``count`` (one or two) arguments;
+    NOT_SUPPORTED when it has another number."""
+    args = list(node.expressions)
+    if len(args) != count:
+        raise not_supported(f"{name} takes {'one argument' if count == 1 else 'two arguments'}")
+    return args
 
 
 def need_type(t: TrinoType, what: str) -> TrinoType:

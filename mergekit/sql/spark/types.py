@@ -213,6 +213,23 @@ def _dt_params(dt: exp.DataType) -> list[int]:
     return out
 
 
+# The sqlglot types that are one Trino type whatever their parameters (``from_datatype``).
+_UNPARAMETERIZED = {
+    exp.DType.BOOLEAN: BOOLEAN,
+    exp.DType.TINYINT: TINYINT,
+    exp.DType.SMALLINT: SMALLINT,
+    exp.DType.INT: INTEGER,
+    exp.DType.BIGINT: BIGINT,
+    exp.DType.FLOAT: REAL,
+    exp.DType.DOUBLE: DOUBLE,
+    exp.DType.VARBINARY: VARBINARY,
+    exp.DType.BINARY: VARBINARY,
+    exp.DType.DATE: DATE,
+    exp.DType.UNKNOWN: NOTYPE,
+    exp.DType.NULL: UNKNOWN,
+}
+
+
 def from_datatype(dt: exp.DataType) -> TrinoType:
     """Trino type of a sqlglot DataType parsed with the Trino dialect."""
     kind = dt.this
@@ -223,20 +240,8 @@ def from_datatype(dt: exp.DataType) -> TrinoType:
         return TrinoType(text)
     D = exp.DType
     params = _dt_params(dt)
-    if kind == D.BOOLEAN:
-        return BOOLEAN
-    if kind == D.TINYINT:
-        return TINYINT
-    if kind == D.SMALLINT:
-        return SMALLINT
-    if kind == D.INT:
-        return INTEGER
-    if kind == D.BIGINT:
-        return BIGINT
-    if kind == D.FLOAT:
-        return REAL
-    if kind == D.DOUBLE:
-        return DOUBLE
+    if kind in _UNPARAMETERIZED:
+        return _UNPARAMETERIZED[kind]
     if kind == D.DECIMAL:
         p = params[0] if params else 38
         s = params[1] if len(params) > 1 else 0
@@ -245,10 +250,6 @@ def from_datatype(dt: exp.DataType) -> TrinoType:
         return TrinoType("varchar", params[0] if params else None)
     if kind in (D.CHAR, D.NCHAR):
         return TrinoType("char", params[0] if params else 1)
-    if kind in (D.VARBINARY, D.BINARY):
-        return VARBINARY
-    if kind == D.DATE:
-        return DATE
     if kind in (D.TIMESTAMP, D.DATETIME, D.TIMESTAMPNTZ):
         return timestamp_type(params[0] if params else 3)
     if kind in (D.TIMESTAMPTZ, D.TIMESTAMPLTZ):
@@ -267,10 +268,6 @@ def from_datatype(dt: exp.DataType) -> TrinoType:
                 names.append(f"_col{i}")
                 types.append(from_datatype(e))
         return TrinoType("row", args=tuple(types), fields=tuple(names))
-    if kind == D.UNKNOWN:
-        return NOTYPE
-    if kind == D.NULL:
-        return UNKNOWN
     return TrinoType(kind.value.lower())
 
 

@@ -47,7 +47,7 @@ DUPLICATE_POLICIES = ("error", "last")
 DEFAULT_COMPACT_EVERY = 50
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False)
 class JobText:
     """``CREATE STREAMING JOB``'s parts: the job's name, its options and its statement's text."""
 
@@ -60,16 +60,11 @@ class JobText:
 
 
 @attrs.frozen(kw_only=True, eq=False)
-class CreateStreamingJob(Statement):
-    """``CREATE STREAMING JOB``: ``statement`` its MERGE or INSERT as written; ``source`` the streaming query it
-    reads; ``body`` (``Merge`` or ``Insert``) the statement each micro-batch runs, reading :data:`JOB_SOURCE`."""
+class CreateStreamingJob(JobText, Statement):
+    """``CREATE STREAMING JOB``: its text's parts (``statement`` its MERGE or INSERT as written), ``source`` the
+    streaming query it reads; ``body`` (``Merge`` or ``Insert``) the statement each micro-batch runs, reading
+    :data:`JOB_SOURCE`."""
 
-    name: str
-    if_not_exists: bool
-    duplicates: str
-    compact_every: int
-    max_commits_per_batch: int
-    statement: str
     kind: str
     source: Query
     body: Statement

@@ -31,7 +31,7 @@ from sqlglot import exp
 
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.sql.names import TableRef
-from mergekit.sql.references import identifier_name, table_ref_of
+from mergekit.sql.references import identifier_name, numeric_literal, table_ref_of
 
 from .interval_diff import difference_operands
 from .joins import check_lock_step
@@ -211,20 +211,6 @@ _AUXILIARY = {f"{g}_{edge}" for g in _GROUP_FUNCTIONS for edge in ("START", "END
 _AGGREGATES = (exp.AggFunc,)
 
 
-def _constant(node: exp.Expression) -> float | None:
-    if isinstance(node, exp.Paren):
-        return _constant(node.this)
-    if isinstance(node, exp.Neg):
-        inner = _constant(node.this)
-        return None if inner is None else -inner
-    if isinstance(node, exp.Literal) and not node.is_string:
-        try:
-            return float(node.this)
-        except ValueError:
-            return None
-    return None
-
-
 def _is_constant(node: exp.Expression) -> bool:
     return not any(True for _ in node.find_all(exp.Column))
 
@@ -262,9 +248,9 @@ def order_direction(node: exp.Expression, monotonic: dict[str, int]) -> int:
             return left
         return 0
     if isinstance(node, exp.Mul | exp.Div):
-        factor = _constant(node.expression)
+        factor = numeric_literal(node.expression, float)
         if factor is None and isinstance(node, exp.Mul):
-            factor, inner = _constant(node.this), node.expression
+            factor, inner = numeric_literal(node.this, float), node.expression
         else:
             inner = node.this
         if not factor:

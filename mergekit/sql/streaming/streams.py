@@ -24,7 +24,7 @@ from sqlglot import exp
 
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.sql.names import QualifiedName
-from mergekit.sql.parse.parts import syntax_error
+from mergekit.sql.parse.parts import split_top_level, syntax_error
 
 if TYPE_CHECKING:
     from mergekit.sql.model import CreateTable, Expression
@@ -80,7 +80,7 @@ def _monotonic_columns(body: str) -> tuple[tuple[str, bool], ...]:
     """(column, descending) for each column definition carrying ``MONOTONIC``: the first word of the definition
     it stands in (definitions split at top-level commas)."""
     found: list[tuple[str, bool]] = []
-    for definition in _top_level_items(body.strip()[1:-1] if body.strip().endswith(")") else body):
+    for definition in split_top_level(body.strip()[1:-1] if body.strip().endswith(")") else body):
         m = _MONOTONIC.search(definition)
         if m is None:
             continue
@@ -93,32 +93,13 @@ def _monotonic_columns(body: str) -> tuple[tuple[str, bool], ...]:
     return tuple(found)
 
 
-def _top_level_items(text: str) -> list[str]:
-    items, depth, start, quote = [], 0, 0, ""
-    for i, ch in enumerate(text):
-        if quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            items.append(text[start:i])
-            start = i + 1
-    items.append(text[start:])
-    return items
-
-
 def _options(text: str) -> tuple[Expression | None, bool]:
     from mergekit.sql.model import Expression
     from mergekit.sql.parse.tree import parse_tree
 
     slack: Expression | None = None
     history = False
-    for item in _top_level_items(text):
+    for item in split_top_level(text):
         if not item.strip():
             continue
         key, eq, value = item.partition("=")

@@ -15,7 +15,7 @@ from sqlglot import exp
 
 from mergekit.errors import ErrorCode
 from mergekit.sql.spark.build import case_when, cast_to, checked, dup, lit, spark_fn
-from mergekit.sql.spark.rewrite import Handler, Out, Rewriter, need_type, registrar
+from mergekit.sql.spark.rewrite import Out, Rewriter, handler_registry, need_type
 from mergekit.sql.spark.types import (
     BIGINT,
     INTEGER,
@@ -28,8 +28,7 @@ from mergekit.sql.spark.types import (
     not_supported,
 )
 
-HANDLERS: dict[Any, Handler] = {}
-_handles = registrar(HANDLERS)
+HANDLERS, _handles = handler_registry()
 _BAD = ErrorCode.INVALID_FUNCTION_ARGUMENT
 
 

@@ -13,12 +13,11 @@ from typing import Any
 from sqlglot import exp
 
 from mergekit.sql.spark.build import case_when, cast_to, dup, failed, lit, spark_fn
-from mergekit.sql.spark.rewrite import Handler, Out, Rewriter, need_type, registrar
+from mergekit.sql.spark.rewrite import Out, Rewriter, handler_registry, need_type
 from mergekit.sql.spark.types import UNKNOWN, TrinoType, not_supported, spark_type, typed_decimal_literal, with_zone
 from mergekit.sql.spark.zones import local_time, usable_zone, zone_label, zoned_to_instant
 
-HANDLERS: dict[type, Handler] = {}
-_handles = registrar(HANDLERS)
+HANDLERS, _handles = handler_registry()
 
 
 @_handles(exp.Cast, exp.TryCast)

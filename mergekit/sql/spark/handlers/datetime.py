@@ -19,14 +19,13 @@ from sqlglot import exp
 
 from mergekit.errors import ErrorCode
 from mergekit.sql.spark.build import case_when, cast_to, checked, dup, failed, is_null, lit, spark_fn
-from mergekit.sql.spark.rewrite import Handler, Out, Rewriter, need_type, registrar
+from mergekit.sql.spark.rewrite import Out, Rewriter, call_args, handler_registry, need_type
 from mergekit.sql.spark.types import DATE, TrinoType, expect_args, is_string, is_temporal, not_supported, timestamp_type
 from mergekit.sql.spark.zones import zoned_to_instant
 
 from .casts import convert_value, round_timestamp
 
-HANDLERS: dict[Any, Handler] = {}
-_handles = registrar(HANDLERS)
+HANDLERS, _handles = handler_registry()
 _BAD = ErrorCode.INVALID_FUNCTION_ARGUMENT
 
 # A formatted value is a list of pieces: ("pattern", java.time pattern letters), ("text", literal text),
@@ -109,10 +108,7 @@ def _millis(ts: exp.Expr, src: TrinoType) -> exp.Expr:
 def _format(
     node: exp.Anonymous, types: dict[str, Any], safe: bool, name: str, read: Callable[[str, TrinoType], list[_Piece]]
 ) -> Out:
-    args = list(node.expressions)
-    if len(args) != 2:
-        raise not_supported(f"{name} takes two arguments")
-    ts, fmt = args
+    ts, fmt = call_args(node, name, 2)
     src, tfmt = list(types["expressions"])
     expect_args(name, [src, tfmt], f"{name}(timestamp(p), varchar(x))", is_temporal, is_string)
     need_type(src, name)
@@ -394,10 +390,7 @@ class _PlanError(Exception):
 
 @_handles("date_parse")
 def _date_parse(rw: Rewriter, node: exp.Anonymous, types: dict[str, Any], t: TrinoType, safe: bool) -> Out:
-    args = list(node.expressions)
-    if len(args) != 2:
-        raise not_supported("date_parse takes two arguments")
-    s, fmt = args
+    s, fmt = call_args(node, "date_parse", 2)
     expect_args("date_parse", list(types["expressions"]), "date_parse(varchar(x), varchar(y))", is_string, is_string)
     if isinstance(fmt, exp.Null):
         return cast_to(exp.Null(), "TIMESTAMP_NTZ"), None
@@ -548,10 +541,7 @@ def _from_unixtime(rw: Rewriter, node: exp.UnixToTime, types: dict[str, Any], t:
 
 @_handles("to_iso8601")
 def _to_iso8601(rw: Rewriter, node: exp.Anonymous, types: dict[str, Any], t: TrinoType, safe: bool) -> Out:
-    args = list(node.expressions)
-    if len(args) != 1:
-        raise not_supported("to_iso8601 takes one argument")
-    (x,) = args
+    (x,) = call_args(node, "to_iso8601", 1)
     src = need_type(list(types["expressions"])[0], "to_iso8601")
     if src == DATE:
         return spark_fn("DATE_FORMAT", x, lit("yyyy-MM-dd")), None

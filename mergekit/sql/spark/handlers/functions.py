@@ -15,13 +15,12 @@ from sqlglot import exp
 
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.sql.spark.build import case_when, cast_to, checked, dup, is_null, lit, spark_fn
-from mergekit.sql.spark.rewrite import Handler, Out, Rewriter, need_type, registrar
+from mergekit.sql.spark.rewrite import Out, Rewriter, handler_registry, need_type
 from mergekit.sql.spark.types import DATE, NOTYPE, TrinoType, common_type, not_supported
 
 from .casts import round_timestamp
 
-HANDLERS: dict[type, Handler] = {}
-_handles = registrar(HANDLERS)
+HANDLERS, _handles = handler_registry()
 
 
 # ---- strings

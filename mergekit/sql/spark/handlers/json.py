@@ -18,11 +18,10 @@ from sqlglot import exp
 
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.sql.spark.build import case_when, cast_to, checked, dup, lit, spark_fn
-from mergekit.sql.spark.rewrite import Handler, Out, Rewriter, registrar
+from mergekit.sql.spark.rewrite import Out, Rewriter, call_args, handler_registry
 from mergekit.sql.spark.types import TrinoType, expect_args, is_string, not_supported
 
-HANDLERS: dict[Any, Handler] = {}
-_handles = registrar(HANDLERS)
+HANDLERS, _handles = handler_registry()
 
 
 def json_path_tokens(path: str) -> list[str]:
@@ -77,19 +76,14 @@ def _index(token: str) -> int | None:
 
 @_handles("json_array_length")
 def _json_array_length(rw: Rewriter, node: exp.Anonymous, types: dict[str, Any], t: TrinoType, safe: bool) -> Out:
-    args = list(node.expressions)
-    if len(args) != 1:
-        raise not_supported("json_array_length takes one argument")
+    (j,) = call_args(node, "json_array_length", 1)
     expect_args("json_array_length", list(types["expressions"]), "json_array_length(varchar(x))", is_string)
-    return cast_to(spark_fn("JSON_ARRAY_LENGTH", args[0]), "BIGINT"), None
+    return cast_to(spark_fn("JSON_ARRAY_LENGTH", j), "BIGINT"), None
 
 
 @_handles("json_extract_scalar")
 def _json_extract_scalar(rw: Rewriter, node: exp.Anonymous, types: dict[str, Any], t: TrinoType, safe: bool) -> Out:
-    args = list(node.expressions)
-    if len(args) != 2:
-        raise not_supported("json_extract_scalar takes two arguments")
-    j, path = args
+    j, path = call_args(node, "json_extract_scalar", 2)
     expect_args(
         "json_extract_scalar",
         list(types["expressions"]),

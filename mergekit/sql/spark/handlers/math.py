@@ -28,7 +28,7 @@ from mergekit.sql.spark.build import (
     strict_args,
 )
 from mergekit.sql.spark.function_catalog import written_name
-from mergekit.sql.spark.rewrite import Handler, Out, Rewriter, need_type, registrar
+from mergekit.sql.spark.rewrite import Out, Rewriter, call_args, handler_registry, need_type
 from mergekit.sql.spark.types import (
     REAL,
     TrinoType,
@@ -42,8 +42,7 @@ from mergekit.sql.spark.types import (
 
 from .strings import spark_template
 
-HANDLERS: dict[Any, Handler] = {}
-_handles = registrar(HANDLERS)
+HANDLERS, _handles = handler_registry()
 _BAD = ErrorCode.INVALID_FUNCTION_ARGUMENT
 
 
@@ -279,10 +278,7 @@ def _to_base(value: int, radix: int) -> str:
 @_handles("to_base")
 def _to_base_handler(rw: Rewriter, node: exp.Anonymous, types: dict[str, Any], t: TrinoType, safe: bool) -> Out:
     """Java's Long.toString(x, radix): lower-case digits, a minus sign for negative numbers."""
-    args = list(node.expressions)
-    if len(args) != 2:
-        raise not_supported("to_base takes two arguments")
-    x, radix = args
+    x, radix = call_args(node, "to_base", 2)
     expect_args("to_base", list(types["expressions"]), "to_base(bigint, bigint)", is_integral, is_integral)
     text = spark_fn(
         "LOWER",

@@ -28,7 +28,7 @@ from mergekit.sql.spark.build import (
     lit,
     spark_fn,
 )
-from mergekit.sql.spark.rewrite import Handler, Out, Rewriter, need_type, registrar
+from mergekit.sql.spark.rewrite import Out, Rewriter, handler_registry, need_type
 from mergekit.sql.spark.types import (
     BIGINT,
     DATE,
@@ -47,8 +47,7 @@ from mergekit.sql.spark.types import (
     spark_type,
 )
 
-HANDLERS: dict[type, Handler] = {}
-_handles = registrar(HANDLERS)
+HANDLERS, _handles = handler_registry()
 
 
 # ---- arithmetic

@@ -14,11 +14,10 @@ from typing import Any
 from sqlglot import exp
 
 from mergekit.sql.spark.build import dup, lit, spark_fn
-from mergekit.sql.spark.rewrite import Handler, Out, Rewriter, registrar
+from mergekit.sql.spark.rewrite import Handler, Out, Rewriter, handler_registry
 from mergekit.sql.spark.types import TrinoType, norm, not_supported
 
-HANDLERS: dict[type, Handler] = {}
-_handles = registrar(HANDLERS)
+HANDLERS, _handles = handler_registry()
 
 
 @_handles(exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)

@@ -18,11 +18,10 @@ from sqlglot import exp
 
 from mergekit.errors import ErrorCode
 from mergekit.sql.spark.build import case_when, cast_to, checked, dup, int_value, lit, spark_fn, strict_args
-from mergekit.sql.spark.rewrite import Handler, Out, Rewriter, registrar
+from mergekit.sql.spark.rewrite import Out, Rewriter, handler_registry
 from mergekit.sql.spark.types import TrinoType, expect_args, is_integral, is_string, not_supported
 
-HANDLERS: dict[Any, Handler] = {}
-_handles = registrar(HANDLERS)
+HANDLERS, _handles = handler_registry()
 _BAD = ErrorCode.INVALID_FUNCTION_ARGUMENT
 _REFUSED = ErrorCode.NOT_SUPPORTED
 _ASTRAL = r"[\x{10000}-\x{10FFFF}]"

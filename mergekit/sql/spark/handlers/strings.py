@@ -16,7 +16,7 @@ from sqlglot import exp
 
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.sql.spark.build import case_when, cast_to, checked, dup, lit, spark_fn, strict_args
-from mergekit.sql.spark.rewrite import Handler, Out, Rewriter, registrar
+from mergekit.sql.spark.rewrite import Out, Rewriter, handler_registry
 from mergekit.sql.spark.types import (
     UNKNOWN,
     TrinoType,
@@ -28,8 +28,7 @@ from mergekit.sql.spark.types import (
     type_mismatch,
 )
 
-HANDLERS: dict[Any, Handler] = {}
-_handles = registrar(HANDLERS)
+HANDLERS, _handles = handler_registry()
 _BAD = ErrorCode.INVALID_FUNCTION_ARGUMENT
 
 
