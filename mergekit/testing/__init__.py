@@ -98,6 +98,24 @@ class BaseConnectorTest(DataBehaviorTests, ConstraintBehaviorTests):
     unsupported: ClassVar[set[Behavior]] = set()
     #: the exact message (after ``[NOT_SUPPORTED] ``) an unsupported behaviour fails with
     not_supported_message: ClassVar[str] = "This connector does not support modifying table rows"
+    #: run only the scenarios that need one of these behaviours (None: every scenario). For a second
+    #: configuration of a connector that another test class already runs the whole kit on, when only these
+    #: behaviours reach what the configuration changes (e.g. the rows a merge sink receives)
+    scenario_behaviors: ClassVar[frozenset[Behavior] | None] = None
+    #: run only these of the kit's own tests besides the scenarios (None: all of them), for the same reason
+    kit_tests: ClassVar[frozenset[str] | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        kept = cls.__dict__.get("kit_tests")
+        if kept is None:
+            return
+        own = {name for name in dir(BaseConnectorTest) if name.startswith("test_") and name != "test_scenario"}
+        unknown = set(kept) - own
+        if unknown:
+            raise TypeError(f"{cls.__name__}.kit_tests names no kit test: {', '.join(sorted(unknown))}")
+        for name in own - set(kept):
+            setattr(cls, name, None)  # not collected: pytest collects only functions
 
     def catalog(self, tmp_path: Path) -> Any:
         """A catalog spec for ``Engine(catalogs={"lake": <this>})``: a config dict or a Connector."""
@@ -113,7 +131,14 @@ class BaseConnectorTest(DataBehaviorTests, ConstraintBehaviorTests):
         yield engine
         engine.close()
 
-    @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s["id"] for s in SCENARIOS])
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        """``test_scenario`` once per scenario this class runs (:attr:`scenario_behaviors`)."""
+        if metafunc.function.__name__ != "test_scenario":
+            return
+        wanted = self.scenario_behaviors
+        chosen = [s for s in SCENARIOS if wanted is None or any(Behavior(b) in wanted for b in s.get("requires", []))]
+        metafunc.parametrize("scenario", chosen, ids=[s["id"] for s in chosen])
+
     def test_scenario(self, engine: Any, scenario: dict[str, Any]) -> None:
         from mergekit.errors import ErrorCode, MergekitError
 

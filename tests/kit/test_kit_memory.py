@@ -21,6 +21,13 @@ class TestMemoryDeleteAndInsert(BaseConnectorTest):
 
 
 class TestMemoryChangeOnlyUpdatedColumns(BaseConnectorTest):
+    """The other paradigm changes only what the merge sink receives for an updated row: the scenarios that update
+    rows (MERGE, UPDATE), every type updated and merged, and the abort of a failing sink; the rest of the kit is the
+    same connector as TestMemoryDeleteAndInsert, which runs all of it."""
+
+    scenario_behaviors = frozenset({Behavior.MERGE, Behavior.UPDATE})
+    kit_tests = frozenset({"test_types_round_trip", "test_failed_statements_leave_nothing_behind"})
+
     def catalog(self, tmp_path):  # type: ignore[no-untyped-def]
         return {"connector": "memory", "paradigm": "CHANGE_ONLY_UPDATED_COLUMNS"}
 
@@ -29,6 +36,9 @@ class TestMemoryAppendOnly(BaseConnectorTest):
     """An append-only catalog: every scenario that changes rows must fail with the exact NOT_SUPPORTED message."""
 
     unsupported = {Behavior.MERGE, Behavior.UPDATE, Behavior.DELETE, Behavior.NOT_MATCHED_BY_SOURCE}
+    # what it refuses: every scenario that changes rows; inserts, DDL and properties are TestMemoryDeleteAndInsert's
+    scenario_behaviors = frozenset(unsupported)
+    kit_tests: frozenset[str] = frozenset()
 
     def catalog(self, tmp_path):  # type: ignore[no-untyped-def]
         return {"connector": "memory", "modifications": "false"}

@@ -25,3 +25,36 @@ def test_scenario_ids_are_unique_and_requirements_known() -> None:
     for s in scenarios:
         for b in s.get("requires", []):
             Behavior(b)
+
+
+def test_a_second_configuration_runs_the_scenarios_and_kit_tests_it_names() -> None:
+    import pytest
+
+    from mergekit.testing import BaseConnectorTest, Behavior, load_scenarios
+
+    class Second(BaseConnectorTest):
+        scenario_behaviors = frozenset({Behavior.DELETE})
+        kit_tests = frozenset({"test_types_round_trip"})
+
+    class Whole(BaseConnectorTest):
+        pass
+
+    chosen: dict[str, list[str]] = {}
+
+    class Metafunc:  # what pytest_generate_tests reads of pytest's Metafunc, and what it is asked to parametrize
+        def __init__(self, cls: type, name: str) -> None:
+            self.function, self.cls = getattr(cls, name), cls
+
+        def parametrize(self, argnames: str, values: list, ids: list[str]) -> None:
+            chosen[self.cls.__name__] = ids
+
+    for cls in (Second, Whole):
+        cls().pytest_generate_tests(Metafunc(cls, "test_scenario"))  # type: ignore[arg-type]
+    deletes = [s["id"] for s in load_scenarios() if "delete" in s.get("requires", [])]
+    assert chosen["Second"] == deletes and len(deletes) >= 5
+    assert chosen["Whole"] == [s["id"] for s in load_scenarios()]
+    assert Second.test_types_round_trip is BaseConnectorTest.test_types_round_trip
+    assert Second.test_add_column is None and Second.test_check_constraint is None  # not collected
+    assert Whole.test_add_column is BaseConnectorTest.test_add_column
+    with pytest.raises(TypeError, match="kit_tests names no kit test: test_typo"):
+        type("Typo", (BaseConnectorTest,), {"kit_tests": frozenset({"test_typo"})})
