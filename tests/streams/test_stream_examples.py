@@ -1,5 +1,5 @@
-"""The streaming cases of Calcite's test suites (tests/streams/stream_examples.json, copied from the conformance
-kit) as bounded runs on the journal catalog: rows in emission order, errors by code and Calcite's text.
+"""The streaming cases of Calcite's test suites (tests/fixtures/conformance/stream_examples.json)
+as bounded runs on the journal catalog: rows in emission order, errors by code and Calcite's text.
 
 Every case is built: :data:`BUILT` lists them all, each run and checked (rows, or the error's code and text).
 """
@@ -7,17 +7,17 @@ Every case is built: :data:`BUILT` lists them all, each run and checked (rows, o
 from __future__ import annotations
 
 import datetime
-import json
 from pathlib import Path
 
 import pytest
 
 from mergekit import Engine
 from mergekit.errors import ErrorCode, MergekitError
+from tests.helpers import load_cases
 
 pytestmark = pytest.mark.spark
 
-CASES = {c["id"]: c for c in json.loads((Path(__file__).parent / "stream_examples.json").read_text())}
+CASES = {c["id"]: c for c in load_cases("stream_examples.json")}
 
 BUILT = [
     "S01", "S04", "S07", "S10", "S13", "S16", "S19", "S22", "S25", "S28", "S31", "S34", "S37", "S40", "S43", "S46",
