@@ -87,8 +87,8 @@ CASES = [
 
 
 @pytest.fixture(scope="module", params=["memory", "journal"])
-def evt(request, spark, tmp_path_factory) -> Engine:
-    """One table per catalog for all cases: each case checks that its failure left it as it was."""
+def evt(request, spark, tmp_path_factory) -> tuple[Engine, list]:
+    """One table per catalog for all cases, and its rows: each case checks that its failure left it as it was."""
     config = {"connector": request.param}
     if request.param == "journal":
         config["warehouse"] = str(tmp_path_factory.mktemp("journal"))
@@ -98,22 +98,25 @@ def evt(request, spark, tmp_path_factory) -> Engine:
         "s VARCHAR, d DOUBLE, dt DATE)"
     )
     engine.execute(f"INSERT INTO evt VALUES {ROW}")
-    yield engine
+    yield engine, engine.execute("SELECT * FROM evt ORDER BY id").rows()
     engine.close()
 
 
 @pytest.mark.parametrize(("sql", "code", "message"), CASES, ids=[c[0][:60] for c in CASES])
-def test_arithmetic_failure_has_trinos_code_and_words(evt: Engine, sql: str, code: ErrorCode, message: str) -> None:
-    before = evt.execute("SELECT * FROM evt ORDER BY id").rows()
+def test_arithmetic_failure_has_trinos_code_and_words(
+    evt: tuple[Engine, list], sql: str, code: ErrorCode, message: str
+) -> None:
+    engine, rows_at_start = evt
+    assert len(rows_at_start) == 1  # the one ROW
     with pytest.raises(MergekitError) as raised:
-        evt.execute(sql)
+        engine.execute(sql)
     err = raised.value
     assert (err.code, err.message) == (code, message)
     assert str(err) == f"[{code.name}] {message}"
     assert err.code.type is ErrorType.USER_ERROR
     text = str(err).lower()
     assert "ansi" not in text and "try_" not in text and "sqlstate" not in text
-    assert evt.execute("SELECT * FROM evt ORDER BY id").rows() == before
+    assert engine.execute("SELECT * FROM evt ORDER BY id").rows() == rows_at_start
 
 
 # The same failures as they reach the driver from inside a task: in a Py4J Java stack, or in a Python worker's
