@@ -49,6 +49,7 @@ from sqlglot import exp
 
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.sql import Delete, Insert, Merge, MergeAction, MergeCaseKind, Query, Update, parse_statement
+from mergekit_journal._config import _key_list
 
 __all__ = ["DIALECTS", "JournalOptions", "rewrite"]
 
@@ -97,17 +98,6 @@ def normalize_version_type(text: str) -> str:
     if key.startswith("timestamp"):
         return TIMESTAMP
     raise _invalid(f"Unknown version type: {text}")
-
-
-def _key_list(value: Any, option: str) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return (value.lower(),)
-    if isinstance(value, Sequence):
-        keys = tuple(str(v).lower() for v in value)
-        return keys or None
-    raise _invalid(f"{option} entry is invalid: {value!r}")
 
 
 def _journal_tables(value: Any) -> dict[str, tuple[str, ...] | None]:
