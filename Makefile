@@ -60,10 +60,11 @@ bench-sqldb: venv
 
 # Issue 16's differential test against PostgreSQL 15 (tests/differential/): N statements (default 2000) from seed
 # SEED (default 16); FEATURES=do_nothing,... turns optional generator features on (all: every one), ONLY=i re-runs
-# scenario i, REPORT=path writes every disagreement as a JSON line. About 1-3 s per statement on 2 cores.
+# scenario i, REPORT=path writes every disagreement as a JSON line, TIER=off runs every statement on Spark (the
+# session's driver_tier). About 1-3 s per statement on 2 cores.
 fuzz: venv
 	MERGEKIT_FUZZ_N=$(or $(N),2000) MERGEKIT_FUZZ_SEED=$(SEED) MERGEKIT_FUZZ_FEATURES=$(FEATURES) \
-	MERGEKIT_FUZZ_ONLY=$(ONLY) MERGEKIT_FUZZ_REPORT=$(REPORT) \
+	MERGEKIT_FUZZ_ONLY=$(ONLY) MERGEKIT_FUZZ_REPORT=$(REPORT) MERGEKIT_FUZZ_TIER=$(TIER) \
 	$(PY) -m pytest -q -p no:cacheprovider -s tests/differential/test_differential.py
 
 clean:

@@ -17,12 +17,13 @@ from .logical import (
     plan_merge,
     plan_update,
 )
-from .session import SESSION_PROPERTIES, SourceDedup, check_session_property, source_dedup
+from .session import SESSION_PROPERTIES, SourceDedup, check_session_property, driver_tier_enabled, source_dedup
 
 __all__ = [
     "SESSION_PROPERTIES",
     "SourceDedup",
     "check_session_property",
+    "driver_tier_enabled",
     "source_dedup",
     "JoinKind",
     "MergePlan",

@@ -10,6 +10,10 @@ default, Trino's and PostgreSQL's rule): the statement fails with ``MERGE_TARGET
 (an ORDER BY list over the source's columns, e.g. ``last by s.updated_at``) meets the WHEN clauses; the others
 are dropped before them (rows that match no target row are not affected). Ties are broken by the source's row
 order as Spark reads it, so give a total order when it matters.
+
+``driver_tier``: ``auto`` (the default) lets a statement the driver evaluates exactly as Spark would (an INSERT of
+VALUES rows of constants, docs/architecture.md "The driver tier") run in the engine's own process without a Spark
+job; ``off`` runs every statement on Spark (to compare the two, or to rule the driver tier out).
 """
 
 from __future__ import annotations
@@ -22,7 +26,14 @@ import attrs
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.sql import Expression, parse_order_by
 
-__all__ = ["SESSION_PROPERTIES", "SessionProperty", "SourceDedup", "source_dedup", "check_session_property"]
+__all__ = [
+    "SESSION_PROPERTIES",
+    "SessionProperty",
+    "SourceDedup",
+    "source_dedup",
+    "check_session_property",
+    "driver_tier_enabled",
+]
 
 
 @attrs.frozen(kw_only=True)
@@ -53,6 +64,13 @@ def _parse_dedup(value: str) -> SourceDedup | None:
     return SourceDedup(order_by=tuple((e, desc != last, last) for e, desc in parse_order_by(words[2])))
 
 
+def _parse_driver_tier(value: str) -> bool:
+    text = value.strip().lower()
+    if text not in ("auto", "off"):
+        raise MergekitError(ErrorCode.INVALID_SESSION_PROPERTY, f"driver_tier must be 'auto' or 'off', got '{value}'")
+    return text == "auto"
+
+
 @attrs.frozen(kw_only=True)
 class SessionProperty:
     name: str
@@ -71,8 +89,20 @@ SESSION_PROPERTIES: Mapping[str, SessionProperty] = {
             "'last by <order>' (keep that one source row)",
             parse=_parse_dedup,
         ),
+        SessionProperty(
+            name="driver_tier",
+            default="auto",
+            description="'auto': small statements the driver evaluates exactly as Spark would run on the driver, "
+            "without a Spark job; 'off': every statement runs on Spark",
+            parse=_parse_driver_tier,
+        ),
     )
 }
+
+
+def driver_tier_enabled(properties: Mapping[str, str]) -> bool:
+    """Whether the session lets the driver tier run statements (``SET SESSION driver_tier``)."""
+    return bool(SESSION_PROPERTIES["driver_tier"].parse(properties.get("driver_tier", "auto")))
 
 
 def check_session_property(name: str, value: str | None = None) -> None:

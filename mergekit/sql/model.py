@@ -212,6 +212,12 @@ class Query(Statement, Tree):
         """For an INSERT source that is a VALUES list: per row, the positions written ``DEFAULT``; else None."""
         return _defaults.default_positions(self.node)
 
+    def values_rows(self) -> tuple[tuple[Expression, ...], ...] | None:
+        """The rows of a query that is a bare VALUES list, each a tuple of its values (``VALUES 1, 2``: one value a
+        row); None for any other query."""
+        rows = _defaults.values_items(self.node)
+        return None if rows is None else tuple(tuple(Expression(v) for v in row) for row in rows)
+
     @staticmethod
     def values_row(values: tuple[Expression | None, ...]) -> Query:
         """``VALUES (v1, v2, ...)`` (NULL for None): the source of ``INSERT INTO t DEFAULT VALUES``."""

@@ -12,7 +12,9 @@ Larger runs: ``make fuzz N=2000 [SEED=16] [FEATURES=do_nothing,multi_set] [ONLY=
 - ``MERGEKIT_FUZZ_FEATURES``: optional generator features to turn on besides :data:`FEATURES_ON`, comma-separated
   (``all`` for every one of generator.FEATURES), ``-name`` turns one off;
 - ``MERGEKIT_FUZZ_ONLY``: run only these scenario indexes (comma-separated), to re-run a reported disagreement;
-- ``MERGEKIT_FUZZ_REPORT``: a path; every finding is written there as a JSON line.
+- ``MERGEKIT_FUZZ_REPORT``: a path; every finding is written there as a JSON line;
+- ``MERGEKIT_FUZZ_TIER``: the engine's ``driver_tier`` session property, ``auto`` (the default: statements the
+  driver tier evaluates run there) or ``off`` (every statement on Spark): ``make fuzz TIER=off``.
 
 The second test runs many more scenarios, with every optional feature on, on PostgreSQL alone: every statement the
 generator writes must be valid PostgreSQL that fails, if at all, only for a reason it was built to be able to fail
@@ -45,6 +47,7 @@ N = int(os.environ.get("MERGEKIT_FUZZ_N") or "80")
 SEED = int(os.environ.get("MERGEKIT_FUZZ_SEED") or "16")
 ONLY = [int(i) for i in (os.environ.get("MERGEKIT_FUZZ_ONLY") or "").split(",") if i.strip()]
 REPORT = os.environ.get("MERGEKIT_FUZZ_REPORT")
+TIER = os.environ.get("MERGEKIT_FUZZ_TIER") or "auto"
 PG_ONLY_SCENARIOS = int(os.environ.get("MERGEKIT_FUZZ_PG_SCENARIOS") or "400")
 
 
@@ -79,6 +82,7 @@ def test_mergekit_agrees_with_postgres(spark, tmp_path, pg_server):
     scenarios: list[Scenario] = [generator.scenario(i) for i in ONLY] if ONLY else list(generator.scenarios(N))
     pg = Postgres(_database(pg_server))
     engine = Engine(spark=spark, catalogs={"lake": {"connector": "journal", "warehouse": str(tmp_path / "wh")}})
+    engine.execute(f"SET SESSION driver_tier = '{TIER}'")
 
     def found(finding: Finding) -> None:  # as soon as found: a long run shows them while it goes on
         print(finding.report(generator), flush=True)

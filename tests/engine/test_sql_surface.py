@@ -321,7 +321,7 @@ def test_duplicate_source_policy_through_the_dataframe_builder(keyed: Engine, sp
     assert result.row_count == 2  # row 1 takes ts 4 (x 12); row 3 takes ts 7 (NULLs sort last)
     assert rows(keyed) == [(1, 12, "a"), (2, 20, "b"), (3, 32, "c")]
     # the policy was for that statement only
-    assert keyed.execute("SHOW SESSION").rows()[0][1] == "none"
+    assert _session(keyed)["merge_duplicate_source"] == "none"
 
 
 @pytest.mark.parametrize(
@@ -329,6 +329,7 @@ def test_duplicate_source_policy_through_the_dataframe_builder(keyed: Engine, sp
     [
         ("SET SESSION no_such_property = 'x'", "Session property 'no_such_property' does not exist"),
         ("SET SESSION merge_duplicate_source = 'newest'", "must be 'none', 'first by <order>' or 'last by <order>'"),
+        ("SET SESSION driver_tier = 'always'", "driver_tier must be 'auto' or 'off', got 'always'"),
         ("RESET SESSION no_such_property", "does not exist"),
     ],
 )
@@ -337,7 +338,7 @@ def test_invalid_session_properties(keyed: Engine, sql: str, text: str) -> None:
         keyed.execute(sql)
     assert caught.value.code is ErrorCode.INVALID_SESSION_PROPERTY
     assert text in str(caught.value)
-    assert keyed.execute("SHOW SESSION").rows()[0][1] == "none"
+    assert _session(keyed)["merge_duplicate_source"] == "none"
 
 
 def test_merge_using_a_joined_table(lake: Engine) -> None:
@@ -358,3 +359,8 @@ def test_merge_using_a_joined_table_with_an_ambiguous_column_is_an_error(lake: E
     with pytest.raises(MergekitError):
         lake.execute("MERGE INTO t USING s JOIN s AS s2 ON s.k = s2.k ON t.k = s.k WHEN MATCHED THEN UPDATE SET x = b")
     assert rows(lake) == before
+
+
+def _session(engine: Engine) -> dict[str, str]:
+    """SHOW SESSION as name -> value."""
+    return {row[0]: row[1] for row in engine.execute("SHOW SESSION").rows()}

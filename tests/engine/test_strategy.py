@@ -24,7 +24,8 @@ CASES = [
     ),
     ("journal", "MERGE INTO t USING s ON t.id = s.id AND t.v <> s.v WHEN MATCHED THEN DELETE", "spark_join"),
     ("journal", "MERGE INTO t USING s ON t.id = s.id WHEN NOT MATCHED BY SOURCE THEN DELETE", "spark_join"),
-    ("journal", "INSERT INTO t VALUES (10, 'ten')", "insert_from_source"),
+    ("journal", "INSERT INTO t SELECT 10, 'ten'", "insert_from_source"),
+    ("journal", "INSERT INTO t VALUES (10, 'ten')", "driver_append"),
     ("memory", "UPDATE t SET v = 'z' WHERE id = 1", "target_scan"),
     ("journal", "DELETE FROM t WHERE id = 2", "target_scan"),
 ]

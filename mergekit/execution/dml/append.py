@@ -31,16 +31,29 @@ import pyarrow.compute as pc
 from mergekit import sql as msql
 from mergekit.catalogs import ResolvedTable
 from mergekit.errors import ErrorCode, MergekitError
+from mergekit.execution.arrow.values import ValuesProgram, compile_values
 from mergekit.execution.context import StatementContext
-from mergekit.planner import TargetTable, not_null_violation
+from mergekit.planner import MergePlan, TargetTable, not_null_violation
 from mergekit.result import Result
 from mergekit.spi import MERGE_PAGE_LAYOUT, ColumnHandle, MergeOperation
 
-from .run import aborted_on_failure
 from .target import resolve_target
+from .transaction import aborted_on_failure
 
-__all__ = ["DriverAppend", "arrow_zones", "check_arrow", "driver_append_plan", "insert_columns", "run_driver_append"]
+__all__ = [
+    "DRIVER_APPEND",
+    "DriverAppend",
+    "PlannedValues",
+    "arrow_zones",
+    "check_arrow",
+    "driver_append_plan",
+    "insert_columns",
+    "plan_values_append",
+    "run_driver_append",
+    "run_values_append",
+]
 
+DRIVER_APPEND = "driver_append"  # the strategy's name in EXPLAIN and Result.metrics["strategy"]
 _BOUNDED = re.compile(r"^\s*(var)?char\s*\(", re.IGNORECASE)
 
 
@@ -147,7 +160,11 @@ def _zone(tz: str) -> str | None:
 def driver_append_plan(ctx: StatementContext, name: msql.QualifiedName, data: pa.Table) -> DriverAppend | str:
     """The driver-side INSERT of ``data`` into table ``name``, or why it must run as an ordinary INSERT."""
     table, target = resolve_target(ctx, name, insert_only=True)
-    pairs = dict((column, source) for source, column in insert_columns(data, target))
+    return _append_plan(table, target, data.schema)
+
+
+def _append_plan(table: ResolvedTable, target: TargetTable, data: pa.Schema) -> DriverAppend | str:
+    pairs = dict((column, source) for source, column in insert_columns(data.empty_table(), target))
     if target.check_constraints:
         return "the table has CHECK constraints"
     if target.insert_layout is not None:
@@ -160,10 +177,62 @@ def driver_append_plan(ctx: StatementContext, name: msql.QualifiedName, data: pa
             return f"column {column.name} takes its DEFAULT"
         if _BOUNDED.match(column.type_name or ""):
             return f"column {column.name} is {column.type_name}"
-        if source is not None and not _convertible(data.schema.field(source).type, column.type):
-            return f"column {column.name} needs a conversion from {data.schema.field(source).type}"
+        if source is not None and not _convertible(data.field(source).type, column.type):
+            return f"column {column.name} needs a conversion from {data.field(source).type}"
         sources.append(source)
     return DriverAppend(table=table, target=target, sources=tuple(sources), storage_defaults=filled)
+
+
+@attrs.frozen
+class PlannedValues:
+    """``INSERT INTO t [(columns)] VALUES ...`` of constants on the driver tier (no Spark job): the append, the
+    inserted columns' names and the VALUES program. What EXPLAIN prints and :func:`run_values_append` runs."""
+
+    plan: MergePlan
+    append: DriverAppend
+    columns: tuple[str, ...]
+    program: ValuesProgram
+
+    def explain(self) -> str:
+        return "\n".join(
+            [
+                self.plan.explain(),
+                f"Strategy: {DRIVER_APPEND} (the VALUES rows evaluated in Arrow and written on the driver: no Spark job)",
+                "SPI: merge (begin_merge / ConnectorMergeSink / finish_merge)",
+            ]
+        )
+
+
+def plan_values_append(
+    table: ResolvedTable, target: TargetTable, plan: MergePlan, st: msql.Insert
+) -> PlannedValues | str:
+    """The driver tier's INSERT of ``st``'s VALUES rows, or why it runs on Spark: the source must be a bare VALUES
+    list of constants the Arrow compiler evaluates exactly as Spark does (:func:`compile_values`), into columns the
+    driver append writes unchanged (:func:`driver_append_plan`'s rules)."""
+    if st.overwrite or st.on_conflict is not None:
+        return "INSERT OVERWRITE and ON CONFLICT run as MERGEs"
+    rows = st.source.values_rows()
+    if rows is None:
+        return "the source is not a VALUES list"
+    by_name = {c.name.lower(): c for c in target.columns}
+    names = st.columns if st.columns is not None else target.column_names
+    columns = [by_name.get(n.lower()) for n in names]
+    if None in columns or len({n.lower() for n in names}) != len(names):
+        return "the column list names a column twice or one the table lacks"  # Spark's analysis words it
+    program = compile_values(rows, [c.type for c in columns])  # type: ignore[union-attr]
+    if isinstance(program, str):
+        return program
+    schema = pa.schema([pa.field(c.name, c.type) for c in columns])  # type: ignore[union-attr]
+    append = _append_plan(table, target, schema)
+    if isinstance(append, str):
+        return append
+    return PlannedValues(plan=plan, append=append, columns=tuple(schema.names), program=program)
+
+
+def run_values_append(ctx: StatementContext, planned: PlannedValues) -> Result:
+    """Evaluate the VALUES rows, then the driver append (``begin_merge``, one sink, ``finish_merge``)."""
+    data = pa.table(dict(zip(planned.columns, planned.program.evaluate(), strict=True)))
+    return run_driver_append(ctx, planned.append, data)
 
 
 def _page(plan: DriverAppend, data: pa.Table, user_zone: str | None) -> pa.RecordBatch:
@@ -226,7 +295,7 @@ def run_driver_append(ctx: StatementContext, plan: DriverAppend, data: pa.Table)
         "per_case": {0: {"inserted": n, "updated": 0, "deleted": 0}} if n else {},
         "sinks": int(bool(n)),
         "scans": [],
-        "strategy": "driver_append",
+        "strategy": DRIVER_APPEND,
     }
     return Result(statement="INSERT", row_count=n, metrics=metrics)
 

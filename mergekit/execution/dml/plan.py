@@ -23,6 +23,7 @@ from mergekit.planner import (
     TargetTable,
     apply_defaults,
     check_violation,
+    driver_tier_enabled,
     insert_storage_defaults,
     insert_with_defaults,
     plan_delete,
@@ -38,6 +39,7 @@ from mergekit.spi import (
     sql_type_name,
 )
 
+from .append import PlannedValues, plan_values_append
 from .merge_rows import SRC, MergeQueryBuilder, check_types, q
 from .row_level import (
     PlannedPushdown,
@@ -243,7 +245,9 @@ def statement_kind(st: msql.Statement) -> str:
     return {msql.Insert: "INSERT", msql.Update: "UPDATE", msql.Delete: "DELETE", msql.Merge: "MERGE"}.get(type(st), "")
 
 
-def plan_dml(ctx: StatementContext, st: msql.Statement) -> PlannedDml | PlannedRowLevel | PlannedPushdown:
+def plan_dml(
+    ctx: StatementContext, st: msql.Statement
+) -> PlannedDml | PlannedRowLevel | PlannedPushdown | PlannedValues:
     """Plan and analyse ``st`` against an empty stand-in for the target; choose its strategy. Nothing begins."""
     written_as_merge = True  # MERGE, UPDATE ... FROM; not INSERT OVERWRITE or ON CONFLICT planned as a MERGE
     if isinstance(st, msql.Insert) and (st.overwrite or st.on_conflict is not None):
@@ -266,6 +270,10 @@ def plan_dml(ctx: StatementContext, st: msql.Statement) -> PlannedDml | PlannedR
         st = insert_with_defaults(st, target)  # DEFAULT VALUES, DEFAULT in VALUES rows
     plan = _logical_plan(st, target, tuple(f.name for f in source[1]) if source is not None else None)
     plan = apply_defaults(plan, defaulted)  # DEFAULT as a value; an INSERT's omitted columns take their defaults
+    if isinstance(st, msql.Insert) and not defaulted and driver_tier_enabled(ctx.properties):
+        values = plan_values_append(table, target, plan, st)  # the driver tier: VALUES of constants, no Spark job
+        if isinstance(values, PlannedValues):
+            return values
     if isinstance(st, msql.Merge) and written_as_merge and plan.join in (JoinKind.RIGHT, JoinKind.FULL):
         plan = attrs.evolve(plan, dedup=source_dedup(ctx.properties))  # SET SESSION merge_duplicate_source
     session = ctx.session(table.catalog)

@@ -29,20 +29,17 @@ import attrs
 from pyspark.sql import DataFrame
 
 from mergekit import sql as msql
-from mergekit.errors import MergekitError
 from mergekit.execution.context import StatementContext
-from mergekit.execution.failures import translate_error
 from mergekit.planner import JoinKind
 from mergekit.planner.physical import IndexLookup, MergeStrategy
 from mergekit.result import Result
 from mergekit.spi import (
     ColumnHandle,
     ConnectorMergeTableHandle,
-    ConnectorMetadata,
     ConnectorResolvedIndex,
-    ConnectorSession,
 )
 
+from .append import PlannedValues, run_values_append
 from .estimates import source_key_values
 from .lengths import without_char_columns
 from .lookup import run_lookup_merge
@@ -51,6 +48,7 @@ from .plan import PlannedDml, plan_dml, statement_kind
 from .row_level import run_row_level
 from .strategy import LookupPrepared
 from .target import scan_target, target_constraint, with_values
+from .transaction import aborted_on_failure
 
 __all__ = [
     "aborted_on_failure",
@@ -67,6 +65,8 @@ def run_dml(ctx: StatementContext, st: msql.Statement) -> Result:
     """Run a DML statement: plan it, then seed 002's steps in one transaction of the connector's."""
     name_the_statement(ctx, st)
     planned = plan_dml(ctx, st)  # 0. plan, analyse, choose the strategy: nothing has begun
+    if isinstance(planned, PlannedValues):  # the driver tier: VALUES rows of constants, written without Spark
+        return run_values_append(ctx, planned)
     if not isinstance(planned, PlannedDml):  # seed 003's row-level SPI, or a DELETE the connector runs itself
         return run_row_level(ctx, planned)
     with merge_transaction(ctx, planned) as merge:  # begin_merge; abort_merge on any failure
@@ -154,23 +154,6 @@ def merge_transaction(ctx: StatementContext, planned: PlannedDml) -> Iterator[Me
         )
     with aborted_on_failure(metadata, session, handle):
         yield MergeTransaction(ctx, planned, handle)
-
-
-@contextmanager
-def aborted_on_failure(
-    metadata: ConnectorMetadata, session: ConnectorSession, merge_handle: ConnectorMergeTableHandle
-) -> Iterator[None]:
-    """``abort_merge`` on any failure inside the block, and the failure as a coded error: nothing becomes visible."""
-    try:
-        yield
-    except BaseException as exc:
-        try:
-            metadata.abort_merge(session=session, merge_handle=merge_handle)
-        except Exception:  # report the original failure
-            pass
-        if isinstance(exc, Exception) and not isinstance(exc, MergekitError):
-            raise translate_error(exc) from exc
-        raise
 
 
 def scan_target_of(ctx: StatementContext, planned: PlannedDml, merge_handle: ConnectorMergeTableHandle) -> str:

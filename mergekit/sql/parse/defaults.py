@@ -23,6 +23,7 @@ __all__ = [
     "refuse_default",
     "replace_defaults",
     "default_positions",
+    "values_items",
     "values_row",
     "check_default_expression",
     "check_check_expression",
@@ -76,6 +77,13 @@ def default_positions(node: exp.Expression) -> tuple[frozenset[int], ...] | None
         items = row.expressions if isinstance(row, exp.Tuple) else [row]
         rows.append(frozenset(i for i, item in enumerate(items) if is_default(item)))
     return tuple(rows)
+
+
+def values_items(node: exp.Expression) -> list[list[exp.Expression]] | None:
+    """The values of each row of a top-level VALUES list (without an alias); None when ``node`` is not one."""
+    if not isinstance(node, exp.Values) or node.args.get("alias") is not None:
+        return None
+    return [list(row.expressions) if isinstance(row, exp.Tuple) else [row] for row in node.expressions]
 
 
 def values_row(values: tuple[exp.Expression | None, ...]) -> exp.Expression:

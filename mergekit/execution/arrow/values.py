@@ -1,0 +1,82 @@
+"""VALUES rows of constants in Arrow: what the driver tier's ``INSERT INTO t VALUES ...`` writes
+(:mod:`mergekit.execution.dml.append`).
+
+Every value is a lowered tree without a column reference (``1``, ``'a'``, ``NULL``, ``-3``, ``DATE '2026-01-01' +
+7``, ``2 * 21``), compiled by :mod:`.compiler` (the one Arrow compiler) and assigned to its target column as Spark's
+store assignment does (:func:`~.compiler.assign`: a wider integer range-checked, an integer up to INTEGER into a
+DOUBLE, strings as they are). :func:`compile_values` says why a statement stays on Spark (a value the lowering does
+not cover, a value that does not assign to its column exactly, rows of different widths, a column whose rows differ
+in type family): those are decided, and worded, by Spark's analysis as before. Nothing is evaluated before
+:meth:`ValuesProgram.evaluate`, so EXPLAIN never fails on a value that would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+import pyarrow as pa
+
+from mergekit import sql as msql
+from mergekit.sql import Ref
+
+from .compiler import ArrowCompiler, Compiled, Unsupported, assign, assignable, value_family
+
+__all__ = ["ValuesProgram", "compile_values"]
+
+
+@attrs.frozen
+class _NoColumns:
+    """A VALUES row reads no column: any reference stays on Spark."""
+
+    def resolve(self, ref: Ref) -> tuple[str, pa.DataType]:
+        raise Unsupported(f"the column reference {ref.name}")
+
+
+_ONE_ROW = pa.table({"$": pa.array([0], pa.int8())})
+
+
+@attrs.frozen
+class ValuesProgram:
+    """The compiled values, by row and by column, and the target columns' Arrow types."""
+
+    rows: tuple[tuple[Compiled, ...], ...]
+    types: tuple[pa.DataType, ...]
+
+    def evaluate(self) -> list[pa.Array]:
+        """Each column's values, in the column's type. Rows are evaluated in order, each value once: the first
+        that fails (an overflow, a date out of range, a value out of its column's range) raises its coded error."""
+        cells: list[list[pa.Array]] = [[] for _ in self.types]
+        for row in self.rows:
+            for j, (value, column) in enumerate(zip(row, self.types, strict=True)):
+                cells[j].append(assign(value.fn(_ONE_ROW), 1, value.type, column))
+        return [pa.concat_arrays(c) if c else pa.array([], t) for c, t in zip(cells, self.types, strict=True)]
+
+
+def compile_values(rows: Sequence[Sequence[msql.Expression]], types: Sequence[pa.DataType]) -> ValuesProgram | str:
+    """The program of ``rows`` (each with one value per column of ``types``), or why Spark evaluates them."""
+    compiler = ArrowCompiler(_NoColumns())
+    compiled: list[tuple[Compiled, ...]] = []
+    families: list[set[str | None]] = [set() for _ in types]
+    for row in rows:
+        if len(row) != len(types):
+            return f"a VALUES row has {len(row)} values for {len(types)} columns"
+        values: list[Compiled] = []
+        for j, (expr, column) in enumerate(zip(row, types, strict=True)):
+            lowered = expr.lowered()
+            if lowered is None:
+                return f"the value {expr.sql} is evaluated by Spark"
+            try:
+                value = compiler.compile(lowered)
+            except Unsupported as why:
+                return f"the value {expr.sql} is evaluated by Spark ({why})"
+            if not assignable(value.type, column):
+                return f"the value {expr.sql} ({value.type}) needs Spark's conversion to {column}"
+            if not pa.types.is_null(value.type):
+                families[j].add(value_family(value.type))
+            values.append(value)
+        compiled.append(tuple(values))
+    for j, seen in enumerate(families):
+        if len(seen) > 1:  # Spark types the column by the rows' common type, or refuses them: its analysis decides
+            return f"the VALUES rows' column {j + 1} mixes {' and '.join(sorted(str(f) for f in seen))}"
+    return ValuesProgram(rows=tuple(compiled), types=tuple(types))

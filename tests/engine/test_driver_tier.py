@@ -1,0 +1,185 @@
+"""The driver tier (docs/architecture.md, "The driver tier"): an INSERT of VALUES rows of constants runs in the
+engine's process without a Spark job, with the rows, errors and commits the Spark tier gives. Every statement here
+runs on both tiers (``SET SESSION driver_tier``) against each connector, and the two must agree; the statements
+the driver declines run on Spark with the same result."""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+
+import pytest
+
+from mergekit import Engine
+from mergekit.errors import ErrorCode, MergekitError
+
+from .test_insert_arrow import spark_jobs
+
+TABLE = "CREATE TABLE t (k integer, v varchar, d double, b boolean, dt date, s smallint, nn integer NOT NULL)"
+
+# (statement, the tier it takes when the driver tier is on)
+CASES = [
+    ("INSERT INTO t VALUES (1, 'a', 7, true, DATE '2020-01-01', 3, 1), (2, NULL, NULL, NULL, NULL, NULL, 2)", "driver"),
+    ("INSERT INTO t (nn, k) VALUES (1, -5), (2, 2 * 21), (3, 7 - 4), (4, NULL + 1)", "driver"),
+    ("INSERT INTO t (NN, V) VALUES (1, 'é'), (2, ''), (3, 'Ω''s')", "driver"),
+    ("INSERT INTO t (nn, dt) VALUES (1, DATE '2020-01-31' + 1), (2, DATE '2024-03-01' - 1)", "driver"),
+    ("INSERT INTO t (nn, b) VALUES (1, 1 < 2), (2, NULL IS NULL), (3, 'a' > 'b')", "driver"),
+    ("INSERT INTO t (nn) VALUES 1, 2, 3", "driver"),
+    # the values out of each column's reach fail the same way
+    ("INSERT INTO t (nn, s) VALUES (1, 40000)", "driver"),
+    ("INSERT INTO t (nn) VALUES (NULL)", "driver"),
+    ("INSERT INTO t (nn) VALUES (1), (2147483647 + 1)", "driver"),
+    ("INSERT INTO t (nn, dt) VALUES (1, DATE '9999-12-31' + 1)", "driver"),
+    ("INSERT INTO t (nn, k) VALUES (1, 5 % 0)", "spark"),
+    # what the driver leaves to Spark: its analysis, its functions, the literals the Arrow compiler does not type
+    ("INSERT INTO t (nn, v) VALUES (1, upper('x'))", "spark"),
+    ("INSERT INTO t (nn, d) VALUES (1, 1.5), (2, 2.5e0)", "spark"),
+    ("INSERT INTO t (nn, k) VALUES (1, 3000000000)", "spark"),
+    ("INSERT INTO t (nn, v) VALUES (1, 5)", "spark"),
+    ("INSERT INTO t (nn, k) VALUES (1, 2), (3, 'x')", "spark"),
+    ("INSERT INTO t (nn, k) VALUES (1, 2, 3)", "spark"),
+    ("INSERT INTO t (nn, NN) VALUES (1, 2)", "spark"),
+    ("INSERT INTO t (nn, zz) VALUES (1, 2)", "spark"),
+    ("INSERT INTO t (nn) SELECT 1", "spark"),
+]
+
+
+def _catalog(connector: str, tmp_path) -> dict:
+    if connector == "journal":
+        return {"connector": "journal", "warehouse": str(tmp_path / "wh")}
+    if connector == "sqldb":
+        return {"connector": "sqldb", "uri": f"sqlite:///{tmp_path / 'db.sqlite'}"}
+    return {"connector": "memory"}
+
+
+_tables = itertools.count()
+
+
+def _outcome(engine: Engine, sql: str, tier: str) -> tuple:
+    """(strategy, row count, the table's rows) or (the error's code, its message, the table's row count), the
+    statement run on a new table ``t`` with the driver tier ``tier``."""
+    name = f"t{next(_tables)}"
+    engine.execute(TABLE.replace("TABLE t ", f"TABLE {name} "))
+    sql = sql.replace("INTO t ", f"INTO {name} ")
+    engine.execute(f"SET SESSION driver_tier = '{tier}'")
+    try:
+        result = engine.execute(sql)
+    except MergekitError as err:
+        return ("error", err.code, str(err), engine.execute(f"SELECT count(*) FROM {name}").rows())
+    finally:
+        engine.execute("RESET SESSION driver_tier")
+    rows = sorted(engine.execute(f"SELECT * FROM {name}").rows(), key=lambda r: r[-1])
+    return (result.metrics["strategy"], result.row_count, rows)
+
+
+# every case on the memory connector; on the others, what reaches the connector (rows of each type, a failure)
+SOME = [0, 1, 2, 3, 5, 7, 11]
+
+
+@pytest.mark.parametrize("connector", ["memory", "journal", "sqldb"])
+def test_both_tiers_agree(spark, tmp_path, connector: str) -> None:
+    engine = Engine(spark=spark, catalogs={"lake": _catalog(connector, tmp_path)})
+    try:
+        for i, (sql, tier) in enumerate(CASES):
+            if connector != "memory" and i not in SOME:
+                continue
+            driver, spark_tier = _outcome(engine, sql, "auto"), _outcome(engine, sql, "off")
+            assert driver[1:] == spark_tier[1:], sql
+            assert spark_tier[0] != "driver_append", sql
+            if driver[0] == "error":
+                assert driver[3] == [(0,)], sql  # nothing committed
+            else:
+                assert (driver[0] == "driver_append") == (tier == "driver"), (sql, driver[0])
+    finally:
+        engine.close()
+
+
+def test_outcomes_are_trinos(spark, tmp_path) -> None:
+    """What both tiers agree on is right: the values as written, the errors in Trino's words."""
+    engine = Engine(spark=spark, catalogs={"lake": {"connector": "memory"}})
+    engine.execute(TABLE)
+    try:
+        assert _outcome(engine, CASES[0][0], "auto") == (
+            "driver_append",
+            2,
+            [(1, "a", 7.0, True, dt.date(2020, 1, 1), 3, 1), (2, None, None, None, None, None, 2)],
+        )
+        assert _outcome(engine, CASES[1][0], "auto")[2] == [
+            (-5, None, None, None, None, None, 1),
+            (42, None, None, None, None, None, 2),
+            (3, None, None, None, None, None, 3),
+            (None, None, None, None, None, None, 4),
+        ]
+        errors = {sql: _outcome(engine, sql, "auto")[1:3] for sql, _ in CASES[6:11]}
+        assert list(errors.values()) == [
+            (ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE, "[NUMERIC_VALUE_OUT_OF_RANGE] Out of range for smallint: 40000"),
+            (ErrorCode.CONSTRAINT_VIOLATION, "[CONSTRAINT_VIOLATION] NULL value not allowed for NOT NULL column: nn"),
+            (ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE, "[NUMERIC_VALUE_OUT_OF_RANGE] Numeric overflow in addition"),
+            (ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE, "[NUMERIC_VALUE_OUT_OF_RANGE] Date out of range: 9999-12-31 + 1"),
+            (ErrorCode.DIVISION_BY_ZERO, "[DIVISION_BY_ZERO] Division by zero"),
+        ]
+    finally:
+        engine.close()
+
+
+def test_a_driver_insert_runs_no_spark_job_and_explain_names_it(spark) -> None:
+    engine = Engine(spark=spark, catalogs={"lake": {"connector": "memory"}})
+    engine.execute(TABLE)
+    try:
+        with spark_jobs(spark) as jobs:
+            result = engine.execute("INSERT INTO t (k, v, nn) VALUES (1, 'a', 1), (2, 'b', 2)")
+        assert (result.row_count, result.metrics["strategy"], jobs) == (2, "driver_append", [])
+        # EXPLAIN evaluates nothing: a value that would overflow is explained, not raised
+        (text,) = engine.execute("EXPLAIN INSERT INTO t (nn) VALUES (2147483647 + 1)").rows()[0]
+        assert "Strategy: driver_append (the VALUES rows evaluated in Arrow and written on the driver" in text
+        engine.execute("SET SESSION driver_tier = 'off'")
+        (text,) = engine.execute("EXPLAIN INSERT INTO t (nn) VALUES (1)").rows()[0]
+        assert "Strategy: insert_from_source" in text
+    finally:
+        engine.close()
+
+
+def test_what_the_driver_declines_for_the_table_runs_on_spark(spark, tmp_path) -> None:
+    """A DEFAULT to evaluate, a CHECK constraint, a bounded varchar: the same VALUES, on Spark."""
+    engine = Engine(spark=spark, catalogs={"lake": {"connector": "journal", "warehouse": str(tmp_path)}})
+    try:
+        engine.execute("CREATE TABLE c (k integer, n integer CHECK (n > 0))")
+        engine.execute("CREATE TABLE f (k integer, n integer DEFAULT 7)")
+        engine.execute("CREATE TABLE b (k integer, v varchar(2))")
+        assert engine.execute("INSERT INTO c VALUES (1, 2)").metrics["strategy"] == "insert_from_source"
+        with pytest.raises(MergekitError) as caught:
+            engine.execute("INSERT INTO c VALUES (2, 0)")
+        assert caught.value.code is ErrorCode.CONSTRAINT_VIOLATION
+        assert engine.execute("INSERT INTO f (k) VALUES (1)").metrics["strategy"] == "insert_from_source"
+        assert engine.execute("INSERT INTO f VALUES (2, 3)").metrics["strategy"] == "driver_append"
+        assert sorted(engine.execute("SELECT * FROM f").rows()) == [(1, 7), (2, 3)]
+        with pytest.raises(MergekitError) as caught:
+            engine.execute("INSERT INTO b VALUES (1, 'abc')")
+        assert caught.value.code is ErrorCode.INVALID_CAST_ARGUMENT and "Cannot truncate" in str(caught.value)
+        assert engine.execute("SELECT count(*) FROM b").rows() == [(0,)]
+    finally:
+        engine.close()
+
+
+def test_a_failing_commit_on_the_driver_changes_nothing(spark, tmp_path) -> None:
+    """The journal refuses a second row for a primary key in its commit: on the driver tier too the statement fails
+    with the connector's error, abort_merge runs, and the table and its history are as before."""
+    engine = Engine(spark=spark, catalogs={"lake": {"connector": "journal", "warehouse": str(tmp_path)}})
+    try:
+        engine.execute("CREATE TABLE p (id integer, v varchar, PRIMARY KEY (id))")
+        engine.execute("INSERT INTO p VALUES (1, 'a')")
+        history = engine.execute("DESCRIBE HISTORY p").rows()
+        outcomes = []
+        for tier in ("auto", "off"):
+            engine.execute(f"SET SESSION driver_tier = '{tier}'")
+            with pytest.raises(MergekitError) as caught:
+                engine.execute("INSERT INTO p VALUES (1, 'b')")
+            outcomes.append((caught.value.code, str(caught.value)))
+            assert engine.execute("SELECT * FROM p").rows() == [(1, "a")]
+            assert engine.execute("DESCRIBE HISTORY p").rows() == history
+        assert outcomes[0] == outcomes[1]
+        engine.execute("SET SESSION driver_tier = 'auto'")
+        assert engine.execute("INSERT INTO p VALUES (2, 'b')").metrics["strategy"] == "driver_append"
+        assert sorted(engine.execute("SELECT * FROM p").rows()) == [(1, "a"), (2, "b")]
+    finally:
+        engine.close()
