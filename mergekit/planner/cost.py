@@ -42,6 +42,10 @@ KEY_ARRAY_MAX = 4_000_000
 # size measured (10M-row target: 1 source row 0.4 s against 0.6 s, 10k 0.9 s against 1.1 s, 1M 2.4 s against
 # 3.6 s), so every size; tests raise it to pin the Spark plan.
 LOOKUP_MIN_KEYS = 0
+# MERGE by index lookups of sources estimated at most this many keys runs on the driver tier: the source's rows
+# collected, looked up, evaluated and written in the engine's process (no shuffle, no Python workers).
+# bench/driver_lookup.py measures where the Spark tier's two stages start to pay for themselves.
+DRIVER_LOOKUP_MAX_KEYS = 10_000
 # Source join keys up to this estimated size are broadcast to pre-filter a MERGE target (a 1M-row BIGINT key is
 # about 8 MB; Spark's estimates of file sources are rough, so the bound is generous).
 REDUCE_TARGET_MAX_BYTES = 64 * 1024 * 1024
@@ -119,3 +123,8 @@ def lookup_candidate(estimate: SourceEstimate, *, join_keys: int, on_conjuncts: 
         and on_conjuncts == 1
         and key_column is not None
     )
+
+
+def driver_lookup(estimate: SourceEstimate) -> bool:
+    """Whether a MERGE by index lookups runs on the driver tier: a source of at most ``DRIVER_LOOKUP_MAX_KEYS``."""
+    return estimate.keys <= DRIVER_LOOKUP_MAX_KEYS

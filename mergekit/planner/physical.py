@@ -9,7 +9,8 @@ strategy, the statement runs it, and ``Result.metrics["strategy"]`` names it.
 - :class:`SparkJoin`: MERGE as Trino plans it: the target scan RIGHT (or FULL) joined to the source in Spark, with
   the reductions :func:`mergekit.planner.cost.join_reductions` chose.
 - :class:`IndexLookup`: MERGE by index lookups: each task looks up the target rows of its share of the source's keys
-  in the connector's index, joins and evaluates the WHEN clauses in Arrow (``mergekit.execution.dml.lookup``).
+  in the connector's index, joins and evaluates the WHEN clauses in Arrow (``mergekit.execution.dml.lookup``); for a
+  small source (``cost.driver_lookup``) on the driver tier: one share, in the engine's process.
 """
 
 from __future__ import annotations
@@ -73,12 +74,19 @@ class IndexLookup(MergeStrategy):
     join_type: str  # the Arrow type keys are compared in
     estimate: SourceEstimate
     fallback: SparkJoin  # what runs if the connector's index is gone when the statement begins
+    tier: str = "spark"  # "driver": a small source, looked up and written in the engine's process
 
     name = "index_lookup"
 
     def explain(self) -> list[str]:
+        tier = (
+            "driver (the source's rows collected, then looked up, evaluated and written in the engine's process)"
+            if self.tier == "driver"
+            else "spark (the source shuffled to tasks by key; each looks up, evaluates and writes its share)"
+        )
         return [
             f"Strategy: {self.name} (the connector's index on {self.key_column}; join and WHEN clauses in Arrow)",
             f"  Estimate: {self.estimate.describe()}",
             f"  Key compared as {self.join_type}",
+            f"  Tier: {tier}",
         ]

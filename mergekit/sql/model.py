@@ -182,6 +182,12 @@ class Relation(Tree):
     # a struct column of the relation (``a.x`` reads field x of it) besides the join's own columns
     joined: tuple[str, ...] = ()
 
+    def values_rows(self) -> tuple[tuple[Expression, ...], ...] | None:
+        """The rows of a FROM item that is a VALUES list (``(VALUES (1, 'a')) AS s(id, v)``), each a tuple of its
+        values; None for any other relation."""
+        rows = _defaults.values_items(self.node, aliased=True)
+        return None if rows is None else tuple(tuple(Expression(v) for v in row) for row in rows)
+
     def to_spark_from_item(
         self, *, tables: Mapping[TableRef, str], schema: Mapping[str, Mapping[str, str]] | None = None
     ) -> str:

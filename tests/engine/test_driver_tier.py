@@ -183,3 +183,98 @@ def test_a_failing_commit_on_the_driver_changes_nothing(spark, tmp_path) -> None
         assert sorted(engine.execute("SELECT * FROM p").rows()) == [(1, "a"), (2, "b")]
     finally:
         engine.close()
+
+
+# ---- MERGE of a VALUES source into a table with an index (the journal's and sqldb's primary key) ---------------
+
+KEYED = "CREATE TABLE {name} (id integer, v varchar, n integer NOT NULL, PRIMARY KEY (id))"
+MERGES = [
+    # (statement over target t, the tier it takes when the driver tier is on)
+    (
+        "MERGE INTO {t} AS t USING (VALUES (5, 'x', 1), (2000, 'y', 2), (7, 'z', 3)) s(id, v, n) ON t.id = s.id "
+        "WHEN MATCHED AND s.n = 3 THEN DELETE WHEN MATCHED THEN UPDATE SET v = s.v, n = t.n + s.n "
+        "WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v, s.n)",
+        "driver",
+    ),
+    (
+        "MERGE INTO {t} AS t USING (VALUES (5, 'a'), (5, 'b')) s(id, v) ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v",
+        "driver",
+    ),
+    (
+        "MERGE INTO {t} AS x USING (VALUES (NULL, 'q', 4), (8, 'r', 2147483647)) s(id, v, n) ON x.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET n = x.n + s.n WHEN NOT MATCHED THEN INSERT (id, v, n) VALUES (s.id, s.v, s.n)",
+        "driver",
+    ),
+    (
+        "MERGE INTO {t} USING (VALUES (3, 'p'), (NULL, 'q'), (4000, 'r')) s(id, v) ON {t}.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET v = NULL WHEN NOT MATCHED AND s.id IS NOT NULL THEN INSERT (id, n) VALUES (s.id, 0)",
+        "driver",
+    ),
+    (
+        "MERGE INTO {t} AS t USING (VALUES (6, 'z')) s(id, v) ON t.id = s.id WHEN MATCHED THEN UPDATE SET n = NULL",
+        "driver",
+    ),
+    (
+        "MERGE INTO {t} AS t USING (VALUES (9, 'r')) s(id, v) ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v || 'x'",
+        "spark",
+    ),
+    (
+        "MERGE INTO {t} AS t USING (VALUES (6, NULL)) s(id, n) ON t.id = s.id WHEN MATCHED THEN UPDATE SET n = s.n",
+        "driver",  # typed by Spark (a column of NULLs only), then looked up on the driver: a small source
+    ),
+    (
+        "MERGE INTO {t} AS t USING (VALUES (1, 2.5)) s(id, d) ON t.id = s.id WHEN MATCHED THEN UPDATE SET n = 1",
+        "driver",  # a DECIMAL the driver does not type: Spark types it, the lookup runs on the driver
+    ),
+]
+
+
+def _merge_outcome(engine: Engine, sql: str, tier: str) -> tuple:
+    name = f"m{next(_tables)}"
+    engine.execute(KEYED.format(name=name))
+    engine.execute(f"INSERT INTO {name} VALUES " + ", ".join(f"({i}, 'v{i}', {i})" for i in range(1, 11)))
+    engine.execute(f"SET SESSION driver_tier = '{tier}'")
+    try:
+        result = engine.execute(sql.format(t=name))
+    except MergekitError as err:
+        outcome: tuple = ("error", "error", err.code, str(err))
+    else:
+        m = result.metrics
+        outcome = (m["strategy"], m["tier"], result.row_count, m["inserted"], m["updated"], m["deleted"])
+    finally:
+        engine.execute("RESET SESSION driver_tier")
+    return (*outcome, sorted(engine.execute(f"SELECT * FROM {name}").rows(), key=lambda r: r[0]))
+
+
+@pytest.mark.parametrize("connector", ["journal", "sqldb"])
+def test_a_merge_of_values_agrees_on_both_tiers(spark, tmp_path, connector: str) -> None:
+    engine = Engine(spark=spark, catalogs={"lake": _catalog(connector, tmp_path)})
+    try:
+        for sql, tier in MERGES:
+            driver, spark_tier = _merge_outcome(engine, sql, "auto"), _merge_outcome(engine, sql, "off")
+            assert driver[2:] == spark_tier[2:], sql
+            assert spark_tier[1] in ("spark", "error"), sql
+            if driver[0] != "error":
+                assert driver[1] == tier, (sql, driver)
+    finally:
+        engine.close()
+
+
+def test_a_driver_merge_runs_no_spark_job(spark, tmp_path) -> None:
+    engine = Engine(spark=spark, catalogs={"lake": _catalog("journal", tmp_path)})
+    try:
+        engine.execute(KEYED.format(name="k"))
+        engine.execute("INSERT INTO k VALUES (1, 'a', 1), (2, 'b', 2)")
+        upsert = (
+            "MERGE INTO k USING (VALUES (2, 'B', 20), (3, 'C', 30)) AS s(id, v, n) ON k.id = s.id "
+            "WHEN MATCHED THEN UPDATE SET v = s.v, n = s.n WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v, s.n)"
+        )
+        (text,) = engine.execute("EXPLAIN " + upsert).rows()[0]
+        assert "Strategy: index_lookup" in text and "Tier: driver" in text
+        with spark_jobs(spark) as jobs:
+            result = engine.execute(upsert)
+        assert (result.row_count, result.metrics["tier"], jobs) == (2, "driver", [])
+        assert engine.execute("SELECT * FROM k ORDER BY id").rows() == [(1, "a", 1), (2, "B", 20), (3, "C", 30)]
+        assert [r[0] for r in engine.execute("DESCRIBE HISTORY k").rows()] == [2, 1, 0]  # one commit for the MERGE
+    finally:
+        engine.close()

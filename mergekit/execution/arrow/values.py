@@ -8,6 +8,11 @@ DOUBLE, strings as they are). :func:`compile_values` says why a statement stays 
 not cover, a value that does not assign to its column exactly, rows of different widths, a column whose rows differ
 in type family): those are decided, and worded, by Spark's analysis as before. Nothing is evaluated before
 :meth:`ValuesProgram.evaluate`, so EXPLAIN never fails on a value that would.
+
+:func:`compile_source` types a MERGE source ``(VALUES ...) AS s(a, b)`` as Spark's analysis of the rendered VALUES
+does (each column the one type its rows share: ``integer``, ``varchar``, ``boolean`` or ``date``), for the driver
+tier's MERGE (:mod:`mergekit.execution.dml.driver`); :class:`SourceColumns` resolves the source's columns for an
+expression over them (the join key).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from mergekit.sql import Ref
 
 from .compiler import ArrowCompiler, Compiled, Unsupported, assign, assignable, value_family
 
-__all__ = ["ValuesProgram", "compile_values"]
+__all__ = ["SourceColumns", "ValuesProgram", "compile_source", "compile_values"]
 
 
 @attrs.frozen
@@ -80,3 +85,47 @@ def compile_values(rows: Sequence[Sequence[msql.Expression]], types: Sequence[pa
         if len(seen) > 1:  # Spark types the column by the rows' common type, or refuses them: its analysis decides
             return f"the VALUES rows' column {j + 1} mixes {' and '.join(sorted(str(f) for f in seen))}"
     return ValuesProgram(rows=tuple(compiled), types=tuple(types))
+
+
+def compile_source(rows: Sequence[Sequence[msql.Expression]], names: Sequence[str]) -> ValuesProgram | str:
+    """A MERGE source's VALUES rows typed by column (the type every non-NULL value of the column has), or why
+    Spark types them: a value outside the Arrow compiler's subset, rows of other widths, a column of mixed types
+    or of NULLs only (Trino's ``unknown``)."""
+    compiler = ArrowCompiler(_NoColumns())
+    compiled: list[tuple[Compiled, ...]] = []
+    types: list[pa.DataType | None] = [None] * len(names)
+    for row in rows:
+        if len(row) != len(names):
+            return f"a VALUES row has {len(row)} values for {len(names)} columns"
+        values: list[Compiled] = []
+        for j, expr in enumerate(row):
+            lowered = expr.lowered()
+            if lowered is None:
+                return f"the value {expr.sql} is evaluated by Spark"
+            try:
+                value = compiler.compile(lowered)
+            except Unsupported as why:
+                return f"the value {expr.sql} is evaluated by Spark ({why})"
+            if not pa.types.is_null(value.type):
+                if types[j] is not None and types[j] != value.type:
+                    return f"the VALUES rows' column {names[j]} mixes {types[j]} and {value.type}"
+                types[j] = value.type
+            values.append(value)
+        compiled.append(tuple(values))
+    if None in types:
+        return "a VALUES column holds only NULLs"
+    return ValuesProgram(rows=tuple(compiled), types=tuple(t for t in types if t is not None))
+
+
+@attrs.frozen
+class SourceColumns:
+    """Column resolution over a source table's ``types`` (name -> Arrow type), a reference unqualified or
+    qualified by the source's ``alias``."""
+
+    alias: str
+    types: dict[str, pa.DataType]
+
+    def resolve(self, ref: Ref) -> tuple[str, pa.DataType]:
+        if ref.name not in self.types or (ref.qualifier is not None and ref.qualifier != self.alias):
+            raise Unsupported(f"column {ref}")
+        return ref.name, self.types[ref.name]

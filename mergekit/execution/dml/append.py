@@ -296,6 +296,7 @@ def run_driver_append(ctx: StatementContext, plan: DriverAppend, data: pa.Table)
         "sinks": int(bool(n)),
         "scans": [],
         "strategy": DRIVER_APPEND,
+        "tier": "driver",
     }
     return Result(statement="INSERT", row_count=n, metrics=metrics)
 

@@ -190,11 +190,34 @@ def run_lookup_merge(
     session: ConnectorSession,
     merge_handle: ConnectorMergeTableHandle,
     stats: dict[str, Any],
+    driver: bool = False,
 ) -> tuple[list[Any], DmlStats]:
     """Run the lookup plan over ``source`` (the source columns the cases read plus ``$key``, the join key in
-    the type both sides are compared in). Returns every sink's fragments and counts, as ``run_merge_pipeline``."""
-    from pyspark.sql.pandas.types import to_arrow_type
+    the type both sides are compared in). Returns every sink's fragments and counts, as ``run_merge_pipeline``.
+    ``driver``: the driver tier (a small source): the source's rows collected, then the one task in this process."""
+    writer = MergeWriter.of(plan, provider, session, merge_handle, processing=True)
+    page_rows = int(spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch") or "10000")
 
+    def task(source_schema: pa.Schema) -> _LookupMerge:
+        return _LookupMerge(
+            program=program,
+            index_provider=index_provider,
+            index_handle=index_handle,
+            key_column=key_column,
+            output_columns=tuple(output_columns),
+            join_type=join_type,
+            source_schema=source_schema,
+            writer=writer,
+            page_rows=page_rows,
+        )
+
+    if driver:
+        # a source the driver tier evaluated itself (dml/driver.py), or the rows of Spark's small source
+        rows = source.table() if not isinstance(source, DataFrame) else source.toArrow()
+        stats["ranges"] = 0  # no task: the engine's process
+        source_schema = _schema(source) if isinstance(source, DataFrame) else rows.schema
+        out = task(source_schema)(iter(rows.to_batches()))
+        return gather([row for batch in out for row in batch.to_pylist()])
     partitions = statement_tasks(spark)  # the machine's parallelism, not the session's shuffle setting
     bucketing = bucket_expr(partition_points, key_range, partitions)
     if bucketing is not None:
@@ -204,21 +227,15 @@ def run_lookup_merge(
     else:
         routed = source.repartition(partitions, F.col(q(KEY)))
         stats["ranges"] = None
-    source_schema = pa.schema([pa.field(f.name, to_arrow_type(f.dataType), True) for f in source.schema.fields])
-    writer = MergeWriter.of(plan, provider, session, merge_handle, processing=True)
-    task = _LookupMerge(
-        program=program,
-        index_provider=index_provider,
-        index_handle=index_handle,
-        key_column=key_column,
-        output_columns=tuple(output_columns),
-        join_type=join_type,
-        source_schema=source_schema,
-        writer=writer,
-        page_rows=int(spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch") or "10000"),
-    )
-    out = routed.mapInArrow(task, WRITER_OUTPUT)
+    out = routed.mapInArrow(task(_schema(source)), WRITER_OUTPUT)
     return gather(out.collect())
+
+
+def _schema(source: DataFrame) -> pa.Schema:
+    """The Arrow schema of a Spark source's rows, as a lookup task receives them."""
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    return pa.schema([pa.field(f.name, to_arrow_type(f.dataType), True) for f in source.schema.fields])
 
 
 def arrow_join_type(source: T.DataType, target: pa.DataType) -> pa.DataType | None:

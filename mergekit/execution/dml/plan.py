@@ -40,6 +40,7 @@ from mergekit.spi import (
 )
 
 from .append import PlannedValues, plan_values_append
+from .driver import DriverMerge, bare_column, plan_driver_merge
 from .merge_rows import SRC, MergeQueryBuilder, check_types, q
 from .row_level import (
     PlannedPushdown,
@@ -61,7 +62,7 @@ class PlannedDml:
     statement: msql.Statement
     plan: MergePlan
     table: ResolvedTable
-    builder: MergeQueryBuilder
+    builder: MergeQueryBuilder | None  # None: planned for the driver tier, without Spark (:mod:`.driver`)
     strategy: MergeStrategy
     scan_columns: list[ColumnHandle]
     columns_by_name: Mapping[str, ColumnHandle]
@@ -207,7 +208,7 @@ def _builder(
             (f"RTRIM({render(a)})", f"RTRIM({render(b)})") if char else (render(a), render(b))
             for (a, b), char in zip(pairs, chars, strict=True)
         )
-        key_columns = tuple(None if char else _bare_column(a) for (a, _), char in zip(pairs, chars, strict=True))
+        key_columns = tuple(None if char else bare_column(a) for (a, _), char in zip(pairs, chars, strict=True))
     return MergeQueryBuilder(
         computed=tuple(computed),
         checks=tuple(checks),
@@ -222,15 +223,6 @@ def _builder(
         join_keys=join_keys,
         key_columns=key_columns,
     )
-
-
-def _bare_column(expr: msql.Expression) -> str | None:
-    """The column name when ``expr`` is a plain column reference."""
-    refs = expr.column_refs()
-    if len(refs) == 1 and expr.is_column:
-        ((_, name),) = refs
-        return name
-    return None
 
 
 def _is_char(expr: msql.Expression, schema: Mapping[str, Mapping[str, str]]) -> bool:
@@ -255,6 +247,20 @@ def plan_dml(
         written_as_merge = False
     kind = statement_kind(st) if isinstance(st, msql.Delete | msql.Update) else ""
     table, target = resolve_target(ctx, st.target, insert_only=isinstance(st, msql.Insert), row_level=kind)  # type: ignore[attr-defined]
+    if isinstance(st, msql.Merge) and written_as_merge and driver_tier_enabled(ctx.properties):
+        driver = plan_driver_merge(ctx, st, table, target)  # the driver tier: a VALUES source, planned without Spark
+        if isinstance(driver, DriverMerge):
+            return PlannedDml(
+                statement=st,
+                plan=driver.plan,
+                table=table,
+                builder=None,
+                strategy=driver.strategy,
+                scan_columns=driver.scan_columns,
+                columns_by_name=driver.columns_by_name,
+                value_types=None,
+                lookup=driver.lookup,
+            )
     if isinstance(st, msql.Delete) and st.using is not None:
         _check_unambiguous(ctx, st, target)
     source = _source(ctx, st.source) if isinstance(st, msql.Merge) else None

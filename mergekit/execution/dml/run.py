@@ -48,7 +48,7 @@ from .plan import PlannedDml, plan_dml, statement_kind
 from .row_level import run_row_level
 from .strategy import LookupPrepared
 from .target import scan_target, target_constraint, with_values
-from .transaction import aborted_on_failure
+from .transaction import Replan, aborted_on_failure
 
 __all__ = [
     "aborted_on_failure",
@@ -69,9 +69,13 @@ def run_dml(ctx: StatementContext, st: msql.Statement) -> Result:
         return run_values_append(ctx, planned)
     if not isinstance(planned, PlannedDml):  # seed 003's row-level SPI, or a DELETE the connector runs itself
         return run_row_level(ctx, planned)
-    with merge_transaction(ctx, planned) as merge:  # begin_merge; abort_merge on any failure
-        strategy, fragments, stats = write_merge_rows(ctx, planned, merge.handle)  # 1-7
-        merge.commit(fragments)  # finish_merge
+    try:
+        with merge_transaction(ctx, planned) as merge:  # begin_merge; abort_merge on any failure
+            strategy, fragments, stats = write_merge_rows(ctx, planned, merge.handle)  # 1-7
+            merge.commit(fragments)  # finish_merge
+    except Replan:  # a driver-tier plan that cannot run as planned: nothing began; plan it for Spark
+        ctx.properties["driver_tier"] = "off"
+        return run_dml(ctx, st)
     return row_count(ctx, planned, strategy, stats)  # 8
 
 
@@ -85,6 +89,8 @@ def write_merge_rows(
         done = merge_by_index_lookups(ctx, planned, planned.lookup, merge_handle)  # 1-3 in Arrow, then 4-7
         if done is not None:
             return strategy, *done
+        if planned.builder is None:  # planned for the driver tier without Spark: plan it again, for Spark
+            raise Replan()
         strategy = strategy.fallback  # the index went away between planning and begin_merge
     target = scan_target_of(ctx, planned, merge_handle)  # 1. the target scan
     rows = join_source(ctx, planned, target)  # 2-3. unique id, RIGHT (FULL) join, CASE
@@ -224,6 +230,7 @@ def merge_by_index_lookups(
         session=session,
         merge_handle=merge_handle,
         stats=stats,
+        driver=isinstance(planned.strategy, IndexLookup) and planned.strategy.tier == "driver",
     )
 
 
@@ -233,6 +240,7 @@ def row_count(ctx: StatementContext, planned: PlannedDml, strategy: MergeStrateg
     metrics["writer_pids"] = list(stats.writer_pids)
     metrics["scans"] = list(ctx.scans)
     metrics["strategy"] = strategy.name
+    metrics["tier"] = "driver" if isinstance(strategy, IndexLookup) and strategy.tier == "driver" else "spark"
     if planned.added_columns:
         metrics["added_columns"] = [c.name for c in planned.added_columns]
     return Result(statement=planned.plan.statement, row_count=stats.row_count, metrics=metrics)

@@ -18,6 +18,7 @@ from mergekit.execution.context import StatementContext
 from mergekit.planner import (
     JoinKind,
     cost,
+    driver_tier_enabled,
 )
 from mergekit.planner.physical import IndexLookup, InsertFromSource, MergeStrategy, SparkJoin, TargetScan
 from mergekit.spi import (
@@ -88,7 +89,11 @@ def choose_strategy(
     if prepared is None:
         return attrs.evolve(spark_join, lookup_declined=declined), builder, None
     strategy = IndexLookup(
-        key_column=prepared.key_handle.name, join_type=str(prepared.join_type), estimate=estimate, fallback=spark_join
+        key_column=prepared.key_handle.name,
+        join_type=str(prepared.join_type),
+        estimate=estimate,
+        fallback=spark_join,
+        tier="driver" if driver_tier_enabled(ctx.properties) and cost.driver_lookup(estimate) else "spark",
     )
     return strategy, builder, prepared
 

@@ -10,7 +10,12 @@ from mergekit.errors import MergekitError
 from mergekit.execution.failures import translate_error
 from mergekit.spi import ConnectorMergeTableHandle, ConnectorMetadata, ConnectorSession
 
-__all__ = ["aborted_on_failure"]
+__all__ = ["Replan", "aborted_on_failure"]
+
+
+class Replan(Exception):
+    """Raised inside the transaction when a plan made for the driver tier cannot run as planned (the connector's
+    index went away after planning): the transaction is aborted and the statement planned again, by Spark."""
 
 
 @contextmanager
@@ -25,6 +30,6 @@ def aborted_on_failure(
             metadata.abort_merge(session=session, merge_handle=merge_handle)
         except Exception:  # report the original failure
             pass
-        if isinstance(exc, Exception) and not isinstance(exc, MergekitError):
+        if isinstance(exc, Exception) and not isinstance(exc, MergekitError | Replan):
             raise translate_error(exc) from exc
         raise

@@ -79,9 +79,10 @@ def default_positions(node: exp.Expression) -> tuple[frozenset[int], ...] | None
     return tuple(rows)
 
 
-def values_items(node: exp.Expression) -> list[list[exp.Expression]] | None:
-    """The values of each row of a top-level VALUES list (without an alias); None when ``node`` is not one."""
-    if not isinstance(node, exp.Values) or node.args.get("alias") is not None:
+def values_items(node: exp.Expression, *, aliased: bool = False) -> list[list[exp.Expression]] | None:
+    """The values of each row of a top-level VALUES list; None when ``node`` is not one (or has an alias, unless
+    ``aliased``: a FROM item ``(VALUES ...) AS s(a, b)``)."""
+    if not isinstance(node, exp.Values) or (node.args.get("alias") is not None and not aliased):
         return None
     return [list(row.expressions) if isinstance(row, exp.Tuple) else [row] for row in node.expressions]
 

@@ -1,0 +1,157 @@
+"""The driver tier's MERGE: a MERGE of a VALUES list of constants into a table with an index, planned and run in
+the engine's process without Spark (docs/architecture.md, "The driver tier").
+
+``MERGE INTO t USING (VALUES ...) AS s(k, v) ON t.k = s.k WHEN ...``, the commonest small MERGE (an API write, a
+corrected row, a statement typed at the CLI), needs none of Spark: :func:`plan_driver_merge` types the VALUES rows
+as Spark's analysis would (:func:`~mergekit.execution.arrow.values.compile_source`), plans the statement with the
+same logical planner, compiles the WHEN clauses with the one Arrow compiler (:func:`compile_lookup`) and resolves
+the connector's index on the ON clause's target column; :func:`~.run.run_dml` then runs the plan as any MERGE by
+index lookups (``begin_merge``, the lookup, the WHEN clauses, duplicate check, processor and sink in one task,
+``finish_merge``), the task in this process. Anything outside that shape is declined (with the reason, for tests
+and EXPLAIN's sake) and planned as before, by Spark's analysis, which also words every analysis error.
+"""
+
+from __future__ import annotations
+
+import attrs
+import pyarrow as pa
+
+from mergekit import sql as msql
+from mergekit.catalogs import ResolvedTable
+from mergekit.execution.arrow.cases import compile_lookup
+from mergekit.execution.arrow.compiler import ArrowCompiler, Compiled, Unsupported, column_of, value_family
+from mergekit.execution.arrow.values import SourceColumns, ValuesProgram, compile_source
+from mergekit.execution.context import StatementContext
+from mergekit.planner import JoinKind, MergePlan, TargetTable, apply_defaults, plan_merge, source_dedup
+from mergekit.planner.cost import SourceEstimate
+from mergekit.planner.physical import IndexLookup, SparkJoin
+from mergekit.spi import sql_type_name
+
+from .lookup import KEY
+from .strategy import LookupPrepared
+from .target import scan_columns
+
+__all__ = ["DriverSource", "DriverMerge", "bare_column", "plan_driver_merge"]
+
+# the Arrow type a key of each family is compared in (as the lookup task and the Spark plan compare them)
+_JOIN_TYPES = {"integer": pa.int64(), "string": pa.string(), "date": pa.date32()}
+
+
+def bare_column(expr: msql.Expression) -> str | None:
+    """The column name when ``expr`` is a plain column reference."""
+    refs = expr.column_refs()
+    if len(refs) == 1 and expr.is_column:
+        ((_, name),) = refs
+        return name
+    return None
+
+
+@attrs.frozen
+class DriverSource:
+    """A MERGE source the driver evaluates: the VALUES rows, their column names, the join key over them and the
+    columns the WHEN clauses read. :meth:`table` is what a lookup task receives (those columns and ``$key``)."""
+
+    program: ValuesProgram
+    names: tuple[str, ...]
+    key: Compiled
+    join_type: pa.DataType
+    columns: tuple[str, ...]
+
+    def table(self) -> pa.Table:
+        rows = pa.table(dict(zip(self.names, self.program.evaluate(), strict=True)))
+        key = column_of(self.key.fn(rows), rows.num_rows, self.key.type).cast(self.join_type)
+        return pa.table({**{c: rows.column(c) for c in self.columns}, KEY: key})
+
+
+@attrs.frozen
+class DriverMerge:
+    """What :func:`plan_driver_merge` prepared, for :class:`~.plan.PlannedDml`."""
+
+    plan: MergePlan
+    strategy: IndexLookup
+    scan_columns: list
+    columns_by_name: dict
+    lookup: LookupPrepared
+
+
+def plan_driver_merge(
+    ctx: StatementContext, st: msql.Merge, table: ResolvedTable, target: TargetTable
+) -> DriverMerge | str:
+    """The driver tier's plan of ``st``, or why it is planned by Spark."""
+    if st.schema_evolution:
+        return "MERGE WITH SCHEMA EVOLUTION"
+    if source_dedup(ctx.properties) is not None:
+        return "the session's merge_duplicate_source policy"
+    relation = st.source
+    rows = relation.values_rows()
+    if rows is None:
+        return "the source is not a VALUES list"
+    names = tuple(relation.column_aliases)
+    if not names or len({n.lower() for n in names}) != len(names) or any(n != n.lower() for n in names):
+        return "the VALUES source's columns are not named (in lower case, once each)"
+    program = compile_source(rows, names)
+    if isinstance(program, str):
+        return program
+    if target.insert_layout is not None or target.update_layout is not None:
+        return "writers must receive rows routed by the connector's layout"
+    if target.check_constraints:
+        return "the table has CHECK constraints"
+    plan = apply_defaults(plan_merge(st, target, names), ())
+    if plan.join is not JoinKind.RIGHT or plan.on is None or plan.source_alias is None:
+        return "the MERGE is not a RIGHT join on an ON clause"
+    if plan.on.conjunct_count != 1:
+        return "the ON clause is not one equality"
+    pairs = msql.equi_join_keys(plan.on, plan.target_alias, plan.source_alias)
+    key_name = bare_column(pairs[0][0]) if len(pairs) == 1 else None
+    if key_name is None:
+        return "the ON clause is not one equality of a target column"
+    session = ctx.session(table.catalog)
+    metadata = table.connector.get_metadata()
+    columns_by_name = dict(metadata.get_column_handles(session=session, table_handle=table.handle))
+    columns = scan_columns(plan.target, columns_by_name)
+    key_handle = next((c for c in columns if c.name == key_name), None)
+    if key_handle is None:
+        return f"no column handle for {key_name}"
+    source_types = dict(zip(names, program.types, strict=True))
+    type_names = {c.name: c.type_name or sql_type_name(c.type) for c in plan.target.columns}
+    lookup_program = compile_lookup(plan, source_types, columns, type_names)
+    if lookup_program is None:
+        return "a WHEN clause does not evaluate in Arrow"
+    key = _key(pairs[0][1], plan.source_alias.lower(), source_types)
+    family = value_family(key.type) if key is not None else None
+    if key is None or family not in _JOIN_TYPES or family != value_family(key_handle.type):
+        return f"the key {key_name} does not compare in Arrow as in Spark"
+    resolved = metadata.resolve_index(
+        session=session, table_handle=table.handle, index_columns=[key_handle], output_columns=columns
+    )
+    if resolved is None:
+        return f"the connector has no index on {key_name}"
+    join_type = _JOIN_TYPES[family]
+    source = DriverSource(program, names, key, join_type, lookup_program.source_columns)
+    estimate = SourceEstimate(key_bytes=8 * len(rows), key_row_width=8, deterministic=True)
+    strategy = IndexLookup(
+        key_column=key_name,
+        join_type=str(join_type),
+        estimate=estimate,
+        fallback=SparkJoin(join="RIGHT"),
+        tier="driver",
+    )
+    prepared = LookupPrepared(
+        source=source,  # type: ignore[arg-type]
+        program=lookup_program,
+        join_type=join_type,
+        key_handle=key_handle,
+        handle=table.handle,
+        resolved=resolved,
+    )
+    return DriverMerge(plan, strategy, columns, columns_by_name, prepared)
+
+
+def _key(expr: msql.Expression, alias: str, types: dict[str, pa.DataType]) -> Compiled | None:
+    lowered = expr.lowered()
+    if lowered is None:
+        return None
+    try:
+        return ArrowCompiler(SourceColumns(alias, types)).compile(lowered)
+    except Unsupported:
+        return None
