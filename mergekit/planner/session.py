@@ -12,8 +12,9 @@ are dropped before them (rows that match no target row are not affected). Ties a
 order as Spark reads it, so give a total order when it matters.
 
 ``driver_tier``: ``auto`` (the default) lets a statement the driver evaluates exactly as Spark would (an INSERT of
-VALUES rows of constants, docs/architecture.md "The driver tier") run in the engine's own process without a Spark
-job; ``off`` runs every statement on Spark (to compare the two, or to rule the driver tier out).
+VALUES rows of constants, a MERGE of such VALUES into a table with an index, a small MERGE by index lookups:
+docs/architecture.md "The driver tier") run in the engine's own process without a Spark job; ``off`` runs every
+statement on Spark (to compare the two, or to rule the driver tier out).
 """
 
 from __future__ import annotations

@@ -38,10 +38,14 @@ def _lookup_scan(result) -> dict | None:
 class _Pair:
     """The same table in two warehouses: one MERGEs by lookups, the other through the Spark plan."""
 
-    def __init__(self, spark, tmp_path, monkeypatch, **options) -> None:
+    def __init__(self, spark, tmp_path, monkeypatch, *, tier: str | None = None, **options) -> None:
+        """``tier``: where the lookups run ("spark": tasks by key range; "driver": the engine's process); None:
+        where the engine's cost functions put them (a small source: the driver)."""
         import mergekit.planner.cost as cost_module
 
         self.spark, self.tmp_path, self.monkeypatch, self.module = spark, tmp_path, monkeypatch, cost_module
+        if tier is not None:
+            monkeypatch.setattr(cost_module, "DRIVER_LOOKUP_MAX_KEYS", 10**18 if tier == "driver" else -1)
         self.lookup = _engine(spark, tmp_path / "lookup", **options)
         self.reference = _engine(spark, tmp_path / "spark", **options)
 
@@ -104,11 +108,12 @@ _MERGE = (
 )
 
 
-def test_lookup_merge_gives_the_spark_plans_result(spark, tmp_path, monkeypatch) -> None:
+@pytest.mark.parametrize("tier", ["spark", "driver"])
+def test_lookup_merge_gives_the_spark_plans_result(spark, tmp_path, monkeypatch, tier: str) -> None:
     """Every kind of key history, keys between and beyond the files' ranges, NULL keys and values, conditions
     with three-valued logic, a DOUBLE sum, cases no row reaches: the lookup path's rows and counts are the
-    Spark plan's, and what a user expects."""
-    pair = _Pair(spark, tmp_path, monkeypatch, rows_per_file=100)
+    Spark plan's, and what a user expects, on either tier."""
+    pair = _Pair(spark, tmp_path, monkeypatch, tier=tier, rows_per_file=100)
     pair.setup(*_history_statements())
     live = {r[0]: r[1:] for r in pair.rows(pair.lookup)}
     day = datetime.date(2025, 5, 5)
@@ -134,7 +139,10 @@ def test_lookup_merge_gives_the_spark_plans_result(spark, tmp_path, monkeypatch)
         elif i is not None:
             expected[i] = ("fallthrough", None, None, None)
     assert rows == sorted((i, *r) for i, r in expected.items())
-    assert _lookup_scan(result)["ranges"] >= 2  # the journal's files cut the keys into ranges, one task each
+    if tier == "spark":
+        assert _lookup_scan(result)["ranges"] >= 2  # the journal's files cut the keys into ranges, one task each
+    else:
+        assert (_lookup_scan(result)["ranges"], result.metrics["tier"]) == (0, "driver")  # no task: this process
 
 
 def test_lookup_merge_of_a_single_row_and_of_an_empty_source(spark, tmp_path, monkeypatch) -> None:
