@@ -1,5 +1,6 @@
 """Queries (SELECT, VALUES, set operations) and EXPLAIN: rendered as Spark SQL with Trino semantics over the
-views of the tables they read, collected through Arrow, or read lazily (``Engine.execute(stream=True)``)."""
+views of the tables they read, collected through Arrow, or read lazily (``Engine.execute(stream=True)``); a scan of
+one table the driver tier reads itself (:mod:`.driver_query`) runs without Spark."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from mergekit import sql as msql
 from mergekit.execution.dml.plan import explain_dml
 from mergekit.execution.dml.target import spi_constraint
 from mergekit.execution.streaming.streams import check_query_modality, run_stream_query
+from mergekit.planner import driver_tier_enabled
 from mergekit.result import Result
 
 from .context import StatementContext
+from .driver_query import DriverQuery, plan_driver_query, run_driver_query
 from .results import SparkArrowSource, in_zones
 
 __all__ = ["run_query", "explain"]
@@ -20,6 +23,10 @@ __all__ = ["run_query", "explain"]
 def run_query(ctx: StatementContext, st: msql.Query) -> Result:
     if check_query_modality(ctx, st):  # SELECT STREAM (seed 001): a bounded run
         return run_stream_query(ctx, st)
+    if driver_tier_enabled(ctx.properties):
+        planned = plan_driver_query(ctx, st)  # the driver tier: a scan of one table read through the connector
+        if isinstance(planned, DriverQuery):
+            return run_driver_query(ctx, planned)
     ctx.constraints.update({ref: spi_constraint(found) for ref, found in msql.scan_constraints(st).items()})
     df = ctx.spark.sql(ctx.render(st))  # analysed now: it still reads the statement's views once they are dropped
     zones = st.output_zones(tables=ctx.views, schema=ctx.schema) or ()  # a value's zone, kept per expression

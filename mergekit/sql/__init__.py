@@ -7,6 +7,7 @@ from mergekit.sql.analysis.guard import predicates_may_fail
 from mergekit.sql.analysis.lower import DATE_DAYS, Apply, Const, Lowered, Ref, date_overflow_message
 from mergekit.sql.analysis.lower_rows import KEY_PREFIX, VALUE_COLUMN, SubqueryRef, lower_for_rows
 from mergekit.sql.analysis.predicates import equi_join_keys, predicate_constraints, scan_constraints
+from mergekit.sql.analysis.simple_scan import SimpleScan
 from mergekit.sql.parse.functions import register_function
 from mergekit.sql.parse.mergetable import cast_query
 from mergekit.sql.parse.parser import (
@@ -81,6 +82,7 @@ __all__ = [
     "VALUE_COLUMN",
     "SubqueryRef",
     "lower_for_rows",
+    "SimpleScan",
     "CreateView",
     "DropView",
     "ShowViews",

@@ -14,6 +14,8 @@ import attrs
 
 from mergekit.sql import references as _references
 from mergekit.sql.analysis import lower as _lower
+from mergekit.sql.analysis import simple_scan as _simple_scan
+from mergekit.sql.analysis.simple_scan import SimpleScan
 from mergekit.sql.parse import defaults as _defaults
 from mergekit.sql.spark import render as _render
 from mergekit.sql.streaming import marks as _stream_marks
@@ -207,6 +209,14 @@ class Query(Statement, Tree):
         """The query with every ``DEFAULT`` of its VALUES rows replaced by ``defaults[position]`` (NULL for
         None): the INSERT source ``VALUES (1, DEFAULT)``. ``DEFAULT`` anywhere else is a ``SYNTAX_ERROR``."""
         return Query(node=_defaults.replace_defaults(self.node, tuple(d.node if d else None for d in defaults)))
+
+    def simple_scan(self) -> SimpleScan | None:
+        """The query as a scan of one table the driver tier may read itself (``mergekit.sql.analysis.simple_scan``:
+        columns or ``count(*)``, a WHERE, an ORDER BY of columns), its WHERE an :class:`Expression`; else None."""
+        scan = _simple_scan.simple_scan(self.node)
+        if scan is None or scan.where is None:
+            return scan
+        return attrs.evolve(scan, where=Expression(scan.where))
 
     @property
     def stream_selects(self) -> tuple[bool, ...]:

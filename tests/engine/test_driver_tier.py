@@ -278,3 +278,86 @@ def test_a_driver_merge_runs_no_spark_job(spark, tmp_path) -> None:
         assert [r[0] for r in engine.execute("DESCRIBE HISTORY k").rows()] == [2, 1, 0]  # one commit for the MERGE
     finally:
         engine.close()
+
+
+# ---- queries: a scan of one table read through the connector (memory and sqldb: no files Spark reads) ----------
+
+WIDE = (
+    "CREATE TABLE w (k integer, v varchar, d double, b boolean, dt date, s smallint, dec decimal(10,2), "
+    "bg bigint, vc varchar(5), c char(3), ts timestamp)"
+)
+WIDE_ROWS = (
+    "INSERT INTO w VALUES (1, 'a', 1.5, true, DATE '2020-01-01', 3, 1.25, 5, 'xy', 'ab', TIMESTAMP '2020-01-01 10:00:00'), "
+    "(2, 'B', nan(), false, DATE '1999-12-31', NULL, NULL, NULL, NULL, NULL, NULL), "
+    "(3, 'é', -0.5, NULL, NULL, -4, -3.50, 9007199254740993, '', 'x', NULL), "
+    "(NULL, NULL, NULL, true, DATE '2020-01-01', 7, 0.01, -1, 'z', NULL, NULL), "
+    "(5, 'a', 2.5, false, DATE '2024-02-29', 7, 10.00, 0, 'q', 'qq', NULL)"
+)
+QUERIES = [
+    # (query, the tier it takes when the driver tier is on)
+    ("SELECT k, v, d, b, dt, s, dec, bg, vc FROM w", "driver"),
+    ("SELECT v, k FROM w WHERE k > 1 AND v <> 'a'", "driver"),
+    ("SELECT w.k FROM w WHERE v IS NULL OR NOT b", "driver"),
+    ("SELECT x.k, x.dt FROM w AS x WHERE x.dt >= DATE '2020-01-01' ORDER BY dt DESC, k", "driver"),
+    ("SELECT k, v FROM w ORDER BY v, k DESC", "driver"),
+    ("SELECT k, v FROM w ORDER BY v NULLS FIRST, k NULLS FIRST", "driver"),
+    ("SELECT count(*) FROM w", "driver"),
+    ("SELECT count(*) AS n FROM w WHERE s = 7", "driver"),
+    ("SELECT k FROM w WHERE k * 2 > 3", "driver"),
+    ("SELECT k FROM w WHERE s + 32767 > 0", "driver"),
+    # what the driver leaves to Spark
+    ("SELECT * FROM w", "spark"),  # a char(3) and a timestamp column
+    ("SELECT k, d FROM w ORDER BY d", "spark"),  # NaN's place
+    ("SELECT k FROM w WHERE d > 1", "spark"),  # DOUBLE comparisons
+    ("SELECT k, c FROM w", "spark"),
+    ("SELECT k FROM w WHERE upper(v) = 'A'", "spark"),
+    ("SELECT k FROM w ORDER BY k LIMIT 2", "spark"),
+    ("SELECT k FROM w ORDER BY k NULLS FIRST, v", "spark"),
+    ("SELECT k + 1 AS k1 FROM w", "spark"),
+]
+
+
+def _query_outcome(engine: Engine, sql: str, tier: str) -> tuple:
+    engine.execute(f"SET SESSION driver_tier = '{tier}'")
+    try:
+        result = engine.execute(sql)
+    except MergekitError as err:
+        return ("error", err.code, str(err))
+    finally:
+        engine.execute("RESET SESSION driver_tier")
+    table = result.to_arrow()
+    rows = table.to_pylist()
+    if "ORDER BY" not in sql:
+        rows = sorted(rows, key=repr)
+    return (result.metrics.get("tier", "spark"), [(f.name, f.type) for f in table.schema], repr(rows))
+
+
+@pytest.mark.parametrize("connector", ["memory", "sqldb"])
+def test_a_query_agrees_on_both_tiers(spark, tmp_path, connector: str) -> None:
+    engine = Engine(spark=spark, catalogs={"lake": _catalog(connector, tmp_path)})
+    try:
+        engine.execute(WIDE)
+        engine.execute(WIDE_ROWS)
+        for sql, tier in QUERIES:
+            driver, spark_tier = _query_outcome(engine, sql, "auto"), _query_outcome(engine, sql, "off")
+            assert driver[1:] == spark_tier[1:], sql
+            assert spark_tier[0] == "spark", sql
+            assert driver[0] == tier, sql
+    finally:
+        engine.close()
+
+
+def test_a_driver_query_runs_no_spark_job_and_what_it_returns(spark) -> None:
+    engine = Engine(spark=spark, catalogs={"lake": {"connector": "memory"}})
+    try:
+        engine.execute("CREATE TABLE q (id integer, v varchar)")
+        engine.execute("INSERT INTO q VALUES (2, 'b'), (1, 'a'), (NULL, 'z'), (3, NULL)")
+        with spark_jobs(spark) as jobs:
+            ordered = engine.execute("SELECT * FROM q ORDER BY id DESC")
+            counted = engine.execute("SELECT count(*) FROM q WHERE v IS NOT NULL")
+        assert jobs == []
+        assert ordered.rows() == [(3, None), (2, "b"), (1, "a"), (None, "z")]  # NULLs last, as Trino sorts
+        assert ordered.metrics == {"scans": [{"table": "lake.default.q", "splits": 1}], "tier": "driver"}
+        assert (counted.columns, counted.rows()) == (["_col0"], [(3,)])
+    finally:
+        engine.close()

@@ -1,0 +1,190 @@
+"""Queries on the driver tier: a scan of one table read through the connector in the engine's process, without a
+Spark job (docs/architecture.md, "The driver tier").
+
+:func:`plan_driver_query` takes what ``Query.simple_scan`` recognised (columns or ``count(*)``, a WHERE, an ORDER BY
+of columns) and declines, with the reason, whatever it cannot compute exactly as the Spark plan does:
+
+- a table read natively by Spark (``get_native_scan``: the journal's and the partitioned connector's files), a
+  stream, a caller's DataFrame registered under the name;
+- a column of a type whose values Spark's round trip changes (timestamps: zones; ``char(n)``: padding; nested
+  types), which the query reads or returns;
+- a WHERE outside the Arrow compiler's subset (``Expression.lowered``), compiled over the table's columns;
+- an ORDER BY key that Arrow does not order as Spark does (fractions: NaN; decimals), or keys with different NULL
+  placements.
+
+:func:`run_driver_query` reads every split (``get_splits``, then the page source of each, in order: the order in
+which the Spark plan's single partition of a small table returns them), filters, sorts by Trino's rules (NULLs last
+unless ``NULLS FIRST``; strings by code point) and returns the columns with the Arrow types the Spark tier's result
+has. ``Result.metrics``: ``scans`` as the Spark tier reports them, and ``tier``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from mergekit import sql as msql
+from mergekit.catalogs import ResolvedTable
+from mergekit.errors import MergekitError
+from mergekit.result import Result
+from mergekit.spi import ColumnHandle, Constraint
+
+from .arrow.compiler import ArrowCompiler, Compiled, Unsupported, mask_of, value_family
+from .arrow.rows import PageColumns
+from .context import StatementContext
+from .scan import conform_page
+from .types import arrow_type, spark_type
+
+__all__ = ["DriverQuery", "plan_driver_query", "run_driver_query"]
+
+_SORTABLE = ("integer", "string", "date", "boolean")
+
+
+def _plain(t: pa.DataType) -> bool:
+    """A type whose values reach the caller unchanged through Spark (integers, floats, strings, booleans, dates,
+    decimals, binary)."""
+    return (
+        pa.types.is_integer(t)
+        or pa.types.is_floating(t)
+        or pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_boolean(t)
+        or pa.types.is_date32(t)
+        or pa.types.is_decimal(t)
+        or pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+    )
+
+
+@attrs.frozen
+class DriverQuery:
+    """A query the driver tier runs: the table, the columns read, the output columns (empty for ``count(*)``), the
+    compiled WHERE, the sort keys and NULL placement."""
+
+    table: ResolvedTable
+    read: tuple[ColumnHandle, ...]
+    output: tuple[str, ...]
+    count: str | None
+    where: Compiled | None
+    sort: tuple[tuple[str, str], ...]
+    nulls: str
+
+
+def plan_driver_query(ctx: StatementContext, st: msql.Query) -> DriverQuery | str:
+    """The driver tier's plan of ``st``, or why it runs on Spark."""
+    scan = st.simple_scan()
+    if scan is None:
+        return "not a scan of one table"
+    if ".".join(scan.table.name.parts) in ctx.dataframes:
+        return "a caller's DataFrame"
+    try:
+        table = ctx.resolve(scan.table.name)
+    except MergekitError:
+        return "the table does not resolve (Spark's analysis words the error)"
+    if table.metadata.stream is not None:
+        return "a stream"
+    visible = table.metadata.visible_columns
+    by_name = {c.name.lower(): c for c in visible}
+    names = (
+        [c.name for c in visible] if scan.columns is None else [by_name[n].name for n in scan.columns if n in by_name]
+    )
+    if scan.columns is not None and len(names) != len(scan.columns):
+        return "a column the table lacks"
+    plain = {c.name for c in visible if _plain(c.type) and not (c.type_name or "").lower().startswith("char")}
+    session = ctx.session(table.catalog)
+    metadata = table.connector.get_metadata()
+    handles = metadata.get_column_handles(session=session, table_handle=table.handle)
+    read = [handles.get(c.name) or ColumnHandle(name=c.name, type=c.type) for c in visible]
+    where: Compiled | None = None
+    if scan.where is not None:
+        lowered = scan.where.lowered()
+        if lowered is None:
+            return "a WHERE outside the Arrow compiler's subset"
+        columns = PageColumns({c.name: c.type for c in read if c.name in plain}, scan.qualifiers)
+        try:
+            where = ArrowCompiler(columns).compile(lowered)
+        except Unsupported as why:
+            return f"the WHERE reads {why}"
+        if value_family(where.type) not in ("boolean", "null"):
+            return "a WHERE that is not a condition"
+    sort: list[tuple[str, str]] = []
+    placements = {first for _, _, first in scan.order_by}
+    for name, descending, _ in scan.order_by:
+        column = by_name.get(name)
+        if column is None or column.name not in plain or value_family(column.type) not in _SORTABLE:
+            return f"an ORDER BY of {name}"
+        sort.append((column.name, "descending" if descending else "ascending"))
+    if len(placements) > 1:
+        return "ORDER BY keys with different NULL placements"
+    if scan.count is not None and sort:
+        return "count(*) with ORDER BY"
+    if any(n not in plain for n in names):
+        return "a column whose values Spark's round trip changes (a timestamp, char(n), a nested type)"
+    if metadata.get_native_scan(session=session, table_handle=table.handle, columns=read, constraint=Constraint()):
+        return "the connector's files are read by Spark"
+    return DriverQuery(
+        table=table,
+        read=tuple(read),
+        output=tuple(names) if scan.count is None else (),
+        count=scan.count,
+        where=where,
+        sort=tuple(sort),
+        nulls="at_start" if placements == {True} else "at_end",
+    )
+
+
+def run_driver_query(ctx: StatementContext, q: DriverQuery) -> Result:
+    table = q.table
+    session = ctx.session(table.catalog)
+    columns = list(q.read)
+    splits = table.connector.get_split_manager().get_splits(
+        session=session, table_handle=table.handle, columns=columns, constraint=Constraint()
+    )
+    schema = pa.schema([pa.field(c.name, c.type) for c in columns])
+    provider = table.connector.get_page_source_provider()
+    pages: list[pa.RecordBatch] = []
+    for split in splits:
+        source = provider.create_page_source(session=session, split=split, table_handle=table.handle, columns=columns)
+        try:
+            pages.extend(conform_page(p, schema) for p in source if p.num_rows)
+        finally:
+            source.close()
+    ctx.scans.append({"table": table.full_name, "splits": len(splits)})
+    rows = _one_batch(pages, schema)
+    if q.where is not None and rows.num_rows:
+        rows = rows.filter(pa.array(mask_of(q.where.fn(rows), rows.num_rows)))
+    metrics = {"scans": list(ctx.scans), "tier": "driver"}
+    if q.count is not None:
+        field = pa.field(q.count, pa.int64(), nullable=False)
+        return Result(
+            statement="SELECT",
+            table=pa.table([pa.array([rows.num_rows], pa.int64())], schema=pa.schema([field])),
+            metrics=metrics,
+        )
+    if q.sort and rows.num_rows:
+        rows = rows.take(_sort_indices(rows, q.sort, q.nulls))
+    out = pa.Table.from_batches([rows]).select(list(q.output))
+    return Result(statement="SELECT", table=out.cast(_result_schema(out.schema)), metrics=metrics)
+
+
+def _sort_indices(rows: pa.RecordBatch, keys: Sequence[tuple[str, str]], nulls: str) -> pa.Array:
+    """The order of ``rows`` by ``keys`` with NULLs ``nulls`` (pyarrow 25 places NULLs per key; older ones once)."""
+    if int(pa.__version__.split(".")[0]) >= 25:
+        return pc.sort_indices(rows, sort_keys=[(name, order, nulls) for name, order in keys])
+    return pc.sort_indices(rows, sort_keys=list(keys), null_placement=nulls)
+
+
+def _one_batch(pages: Sequence[pa.RecordBatch], schema: pa.Schema) -> pa.RecordBatch:
+    if not pages:
+        return pa.RecordBatch.from_pylist([], schema)
+    if len(pages) == 1:
+        return pages[0]
+    return pa.Table.from_batches(pages, schema).combine_chunks().to_batches()[0]
+
+
+def _result_schema(schema: pa.Schema) -> pa.Schema:
+    """The Arrow types the Spark tier's result has (the connector's types through Spark's)."""
+    return pa.schema([pa.field(f.name, arrow_type(spark_type(f.type))) for f in schema])
