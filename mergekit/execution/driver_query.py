@@ -15,7 +15,9 @@ of columns) and declines, with the reason, whatever it cannot compute exactly as
 :func:`run_driver_query` reads every split (``get_splits``, then the page source of each, in order: the order in
 which the Spark plan's single partition of a small table returns them), filters, sorts by Trino's rules (NULLs last
 unless ``NULLS FIRST``; strings by code point) and returns the columns with the Arrow types the Spark tier's result
-has. ``Result.metrics``: ``scans`` as the Spark tier reports them, and ``tier``.
+has. ``Result.metrics``: ``scans`` as the Spark tier reports them, and ``tier``. The connectors give no row
+estimate, so the read stops once it passes ``cost.DRIVER_SCAN_MAX_ROWS`` rows and the query runs on Spark (which
+reads the table in parallel); a query read lazily (``Engine.execute(stream=True)``) stays on Spark.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import pyarrow.compute as pc
 from mergekit import sql as msql
 from mergekit.catalogs import ResolvedTable
 from mergekit.errors import MergekitError
+from mergekit.planner import cost
 from mergekit.result import Result
 from mergekit.spi import ColumnHandle, Constraint
 
@@ -75,6 +78,8 @@ class DriverQuery:
 
 def plan_driver_query(ctx: StatementContext, st: msql.Query) -> DriverQuery | str:
     """The driver tier's plan of ``st``, or why it runs on Spark."""
+    if ctx.stream:
+        return "the rows are read lazily (Engine.execute(stream=True)): by Spark, a partition at a time"
     scan = st.simple_scan()
     if scan is None:
         return "not a scan of one table"
@@ -136,7 +141,9 @@ def plan_driver_query(ctx: StatementContext, st: msql.Query) -> DriverQuery | st
     )
 
 
-def run_driver_query(ctx: StatementContext, q: DriverQuery) -> Result:
+def run_driver_query(ctx: StatementContext, q: DriverQuery) -> Result | None:
+    """The query's result, or None when the table holds more than ``cost.DRIVER_SCAN_MAX_ROWS`` rows (found while
+    reading: the connector gives no estimate), which Spark then reads in parallel."""
     table = q.table
     session = ctx.session(table.catalog)
     columns = list(q.read)
@@ -146,10 +153,16 @@ def run_driver_query(ctx: StatementContext, q: DriverQuery) -> Result:
     schema = pa.schema([pa.field(c.name, c.type) for c in columns])
     provider = table.connector.get_page_source_provider()
     pages: list[pa.RecordBatch] = []
+    read = 0
     for split in splits:
         source = provider.create_page_source(session=session, split=split, table_handle=table.handle, columns=columns)
         try:
-            pages.extend(conform_page(p, schema) for p in source if p.num_rows)
+            for page in source:
+                read += page.num_rows
+                if read > cost.DRIVER_SCAN_MAX_ROWS:
+                    return None
+                if page.num_rows:
+                    pages.append(conform_page(page, schema))
         finally:
             source.close()
     ctx.scans.append({"table": table.full_name, "splits": len(splits)})

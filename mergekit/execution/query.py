@@ -25,8 +25,9 @@ def run_query(ctx: StatementContext, st: msql.Query) -> Result:
         return run_stream_query(ctx, st)
     if driver_tier_enabled(ctx.properties):
         planned = plan_driver_query(ctx, st)  # the driver tier: a scan of one table read through the connector
-        if isinstance(planned, DriverQuery):
-            return run_driver_query(ctx, planned)
+        done = run_driver_query(ctx, planned) if isinstance(planned, DriverQuery) else None
+        if done is not None:
+            return done
     ctx.constraints.update({ref: spi_constraint(found) for ref, found in msql.scan_constraints(st).items()})
     df = ctx.spark.sql(ctx.render(st))  # analysed now: it still reads the statement's views once they are dropped
     zones = st.output_zones(tables=ctx.views, schema=ctx.schema) or ()  # a value's zone, kept per expression

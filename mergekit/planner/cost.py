@@ -46,6 +46,10 @@ LOOKUP_MIN_KEYS = 0
 # collected, looked up, evaluated and written in the engine's process (no shuffle, no Python workers).
 # bench/driver_lookup.py measures where the Spark tier's two stages start to pay for themselves.
 DRIVER_LOOKUP_MAX_KEYS = 10_000
+# A query the driver tier may read itself (a scan of one table through page sources) runs there while the table
+# holds at most this many rows (counted as the pages arrive); a larger one runs on Spark, which reads it in
+# parallel. A 100k-row memory table reads in about 0.05 s on the driver.
+DRIVER_SCAN_MAX_ROWS = 100_000
 # Source join keys up to this estimated size are broadcast to pre-filter a MERGE target (a 1M-row BIGINT key is
 # about 8 MB; Spark's estimates of file sources are rough, so the bound is generous).
 REDUCE_TARGET_MAX_BYTES = 64 * 1024 * 1024

@@ -89,6 +89,7 @@ def test_merge_into_builder_with_a_dataframe_source(spark) -> None:
         "writer_pids": result.metrics["writer_pids"],
         "scans": result.metrics["scans"],
         "strategy": "spark_join",  # the memory connector has no index
+        "tier": "spark",
     }
     assert [s["table"] for s in result.metrics["scans"] if s.get("target")] == ["lake.default.t"]
     assert_rows(engine.execute("SELECT * FROM t").rows(), [(1, "A"), (3, "c"), (4, "D")])

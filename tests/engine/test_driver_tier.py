@@ -361,3 +361,27 @@ def test_a_driver_query_runs_no_spark_job_and_what_it_returns(spark) -> None:
         assert (counted.columns, counted.rows()) == (["_col0"], [(3,)])
     finally:
         engine.close()
+
+
+def test_a_large_table_or_a_lazy_read_is_left_to_spark(spark, monkeypatch) -> None:
+    """No connector estimates its rows: the driver stops reading past cost.DRIVER_SCAN_MAX_ROWS and Spark reads the
+    table (in parallel); ``stream=True`` asks for rows a partition at a time, which only Spark does."""
+    import mergekit.planner.cost as cost
+
+    engine = Engine(spark=spark, catalogs={"lake": {"connector": "memory"}})
+    try:
+        engine.execute("CREATE TABLE q (id integer)")
+        engine.execute("INSERT INTO q VALUES 1, 2, 3, 4")
+        assert engine.execute("SELECT count(*) FROM q").metrics["tier"] == "driver"
+        monkeypatch.setattr(cost, "DRIVER_SCAN_MAX_ROWS", 3)
+        larger = engine.execute("SELECT count(*) FROM q")
+        assert ("tier" not in larger.metrics, larger.rows()) == (True, [(4,)])
+        monkeypatch.undo()
+        streamed = engine.execute("SELECT id FROM q", stream=True)
+        assert (streamed.table, "tier" in streamed.metrics, sorted(streamed.rows())) == (
+            None,
+            False,
+            [(i,) for i in range(1, 5)],
+        )
+    finally:
+        engine.close()
