@@ -38,6 +38,8 @@ from mergekit.spi import ColumnHandle, Constraint
 from .arrow.compiler import ArrowCompiler, Compiled, Unsupported, mask_of, value_family
 from .arrow.rows import PageColumns
 from .context import StatementContext
+from .dml.lengths import without_char_columns
+from .dml.target import spi_constraint
 from .scan import conform_page
 from .types import arrow_type, spark_type
 
@@ -68,6 +70,7 @@ class DriverQuery:
     compiled WHERE, the sort keys and NULL placement."""
 
     table: ResolvedTable
+    constraint: Constraint
     read: tuple[ColumnHandle, ...]
     output: tuple[str, ...]
     count: str | None
@@ -128,10 +131,15 @@ def plan_driver_query(ctx: StatementContext, st: msql.Query) -> DriverQuery | st
         return "count(*) with ORDER BY"
     if any(n not in plain for n in names):
         return "a column whose values Spark's round trip changes (a timestamp, char(n), a nested type)"
-    if metadata.get_native_scan(session=session, table_handle=table.handle, columns=read, constraint=Constraint()):
+    # the WHERE's simple predicates, for the connector to prune by (as the Spark tier hands them over)
+    found = msql.scan_constraints(st).get(scan.table)
+    constraint = without_char_columns(spi_constraint(found), table.metadata.columns) if found else None
+    constraint = constraint or Constraint()
+    if metadata.get_native_scan(session=session, table_handle=table.handle, columns=read, constraint=constraint):
         return "the connector's files are read by Spark"
     return DriverQuery(
         table=table,
+        constraint=constraint,
         read=tuple(read),
         output=tuple(names) if scan.count is None else (),
         count=scan.count,
@@ -148,7 +156,7 @@ def run_driver_query(ctx: StatementContext, q: DriverQuery) -> Result | None:
     session = ctx.session(table.catalog)
     columns = list(q.read)
     splits = table.connector.get_split_manager().get_splits(
-        session=session, table_handle=table.handle, columns=columns, constraint=Constraint()
+        session=session, table_handle=table.handle, columns=columns, constraint=q.constraint
     )
     schema = pa.schema([pa.field(c.name, c.type) for c in columns])
     provider = table.connector.get_page_source_provider()
