@@ -58,30 +58,37 @@ class ValuesProgram:
         return [pa.concat_arrays(c) if c else pa.array([], t) for c, t in zip(cells, self.types, strict=True)]
 
 
-def compile_values(rows: Sequence[Sequence[msql.Expression]], types: Sequence[pa.DataType]) -> ValuesProgram | str:
-    """The program of ``rows`` (each with one value per column of ``types``), or why Spark evaluates them."""
+def _compiled_rows(rows: Sequence[Sequence[msql.Expression]], width: int) -> list[tuple[Compiled, ...]] | str:
+    """Every value of ``rows`` compiled (no column reference), or why Spark evaluates them."""
     compiler = ArrowCompiler(_NoColumns())
     compiled: list[tuple[Compiled, ...]] = []
-    families: list[set[str | None]] = [set() for _ in types]
     for row in rows:
-        if len(row) != len(types):
-            return f"a VALUES row has {len(row)} values for {len(types)} columns"
+        if len(row) != width:
+            return f"a VALUES row has {len(row)} values for {width} columns"
         values: list[Compiled] = []
-        for j, (expr, column) in enumerate(zip(row, types, strict=True)):
+        for expr in row:
             lowered = expr.lowered()
             if lowered is None:
                 return f"the value {expr.sql} is evaluated by Spark"
             try:
-                value = compiler.compile(lowered)
+                values.append(compiler.compile(lowered))
             except Unsupported as why:
                 return f"the value {expr.sql} is evaluated by Spark ({why})"
+        compiled.append(tuple(values))
+    return compiled
+
+
+def compile_values(rows: Sequence[Sequence[msql.Expression]], types: Sequence[pa.DataType]) -> ValuesProgram | str:
+    """The program of ``rows`` (each with one value per column of ``types``), or why Spark evaluates them."""
+    compiled = _compiled_rows(rows, len(types))
+    if isinstance(compiled, str):
+        return compiled
+    for j, column in enumerate(types):
+        values = [row[j] for row in compiled]
+        for value, expr in zip(values, (row[j] for row in rows), strict=True):
             if not assignable(value.type, column):
                 return f"the value {expr.sql} ({value.type}) needs Spark's conversion to {column}"
-            if not pa.types.is_null(value.type):
-                families[j].add(value_family(value.type))
-            values.append(value)
-        compiled.append(tuple(values))
-    for j, seen in enumerate(families):
+        seen = {value_family(v.type) for v in values if not pa.types.is_null(v.type)}
         if len(seen) > 1:  # Spark types the column by the rows' common type, or refuses them: its analysis decides
             return f"the VALUES rows' column {j + 1} mixes {' and '.join(sorted(str(f) for f in seen))}"
     return ValuesProgram(rows=tuple(compiled), types=tuple(types))
@@ -91,30 +98,16 @@ def compile_source(rows: Sequence[Sequence[msql.Expression]], names: Sequence[st
     """A MERGE source's VALUES rows typed by column (the type every non-NULL value of the column has), or why
     Spark types them: a value outside the Arrow compiler's subset, rows of other widths, a column of mixed types
     or of NULLs only (Trino's ``unknown``)."""
-    compiler = ArrowCompiler(_NoColumns())
-    compiled: list[tuple[Compiled, ...]] = []
-    types: list[pa.DataType | None] = [None] * len(names)
-    for row in rows:
-        if len(row) != len(names):
-            return f"a VALUES row has {len(row)} values for {len(names)} columns"
-        values: list[Compiled] = []
-        for j, expr in enumerate(row):
-            lowered = expr.lowered()
-            if lowered is None:
-                return f"the value {expr.sql} is evaluated by Spark"
-            try:
-                value = compiler.compile(lowered)
-            except Unsupported as why:
-                return f"the value {expr.sql} is evaluated by Spark ({why})"
-            if not pa.types.is_null(value.type):
-                if types[j] is not None and types[j] != value.type:
-                    return f"the VALUES rows' column {names[j]} mixes {types[j]} and {value.type}"
-                types[j] = value.type
-            values.append(value)
-        compiled.append(tuple(values))
-    if None in types:
-        return "a VALUES column holds only NULLs"
-    return ValuesProgram(rows=tuple(compiled), types=tuple(t for t in types if t is not None))
+    compiled = _compiled_rows(rows, len(names))
+    if isinstance(compiled, str):
+        return compiled
+    types: list[pa.DataType] = []
+    for j, name in enumerate(names):
+        seen = {row[j].type for row in compiled if not pa.types.is_null(row[j].type)}
+        if len(seen) != 1:
+            return f"the VALUES rows' column {name} " + ("holds only NULLs" if not seen else "mixes types")
+        types.append(seen.pop())
+    return ValuesProgram(rows=tuple(compiled), types=tuple(types))
 
 
 @attrs.frozen
