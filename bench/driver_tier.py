@@ -52,10 +52,10 @@ def main() -> None:
     try:
         for catalog in catalogs:
             engine.execute(f"CREATE TABLE {catalog}.default.t (id bigint, name varchar, n integer, PRIMARY KEY (id))")
-            for start in range(0, args.rows, 50_000):
+            for start in range(0, args.rows, 10_000):  # sequence() holds at most 10,000 entries (Trino)
                 engine.execute(
                     f"INSERT INTO {catalog}.default.t SELECT id, 'name ' || CAST(id AS varchar), CAST(id % 1000 AS "
-                    f"integer) FROM UNNEST(sequence({start}, {min(start + 50_000, args.rows) - 1})) AS x(id)"
+                    f"integer) FROM UNNEST(sequence({start}, {min(start + 10_000, args.rows) - 1})) AS x(id)"
                 )
         next_id = args.rows
 
