@@ -26,6 +26,7 @@ class MergeStrategy:
     """Base of the strategies; ``name`` is what ``Result.metrics["strategy"]`` and EXPLAIN show."""
 
     name: str = ""
+    tier: str = "spark"  # where it runs: "spark", or "driver" (the engine's process, no Spark job)
 
     def explain(self) -> list[str]:
         """EXPLAIN's lines for the strategy: its name, then what chose it."""

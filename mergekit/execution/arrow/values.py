@@ -57,6 +57,10 @@ class ValuesProgram:
                 cells[j].append(assign(value.fn(_ONE_ROW), 1, value.type, column))
         return [pa.concat_arrays(c) if c else pa.array([], t) for c, t in zip(cells, self.types, strict=True)]
 
+    def table(self, names: Sequence[str]) -> pa.Table:
+        """:meth:`evaluate`'s columns as a table with ``names``."""
+        return pa.table(dict(zip(names, self.evaluate(), strict=True)))
+
 
 def _compiled_rows(rows: Sequence[Sequence[msql.Expression]], width: int) -> list[tuple[Compiled, ...]] | str:
     """Every value of ``rows`` compiled (no column reference), or why Spark evaluates them."""

@@ -209,9 +209,7 @@ def plan_values_append(
     """The driver tier's INSERT of ``st``'s VALUES rows, or why it runs on Spark: the source must be a bare VALUES
     list of constants the Arrow compiler evaluates exactly as Spark does (:func:`compile_values`), into columns the
     driver append writes unchanged (:func:`driver_append_plan`'s rules)."""
-    if st.overwrite or st.on_conflict is not None:
-        return "INSERT OVERWRITE and ON CONFLICT run as MERGEs"
-    rows = st.source.values_rows()
+    rows = st.source.values_rows()  # (INSERT OVERWRITE and ON CONFLICT come here planned as MERGEs)
     if rows is None:
         return "the source is not a VALUES list"
     by_name = {c.name.lower(): c for c in target.columns}
@@ -231,8 +229,7 @@ def plan_values_append(
 
 def run_values_append(ctx: StatementContext, planned: PlannedValues) -> Result:
     """Evaluate the VALUES rows, then the driver append (``begin_merge``, one sink, ``finish_merge``)."""
-    data = pa.table(dict(zip(planned.columns, planned.program.evaluate(), strict=True)))
-    return run_driver_append(ctx, planned.append, data)
+    return run_driver_append(ctx, planned.append, planned.program.table(planned.columns))
 
 
 def _page(plan: DriverAppend, data: pa.Table, user_zone: str | None) -> pa.RecordBatch:

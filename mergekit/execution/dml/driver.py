@@ -58,7 +58,7 @@ class DriverSource:
     columns: tuple[str, ...]
 
     def table(self) -> pa.Table:
-        rows = pa.table(dict(zip(self.names, self.program.evaluate(), strict=True)))
+        rows = self.program.table(self.names)
         key = column_of(self.key.fn(rows), rows.num_rows, self.key.type).cast(self.join_type)
         return pa.table({**{c: rows.column(c) for c in self.columns}, KEY: key})
 

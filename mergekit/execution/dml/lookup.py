@@ -212,10 +212,12 @@ def run_lookup_merge(
         )
 
     if driver:
-        # a source the driver tier evaluated itself (dml/driver.py), or the rows of Spark's small source
-        rows = source.table() if not isinstance(source, DataFrame) else source.toArrow()
         stats["ranges"] = 0  # no task: the engine's process
-        source_schema = _schema(source) if isinstance(source, DataFrame) else rows.schema
+        if isinstance(source, DataFrame):  # the rows of Spark's small source
+            rows, source_schema = source.toArrow(), _schema(source)
+        else:  # a source the driver tier evaluated itself (dml/driver.py)
+            rows = source.table()
+            source_schema = rows.schema
         out = task(source_schema)(iter(rows.to_batches()))
         return gather([row for batch in out for row in batch.to_pylist()])
     partitions = statement_tasks(spark)  # the machine's parallelism, not the session's shuffle setting

@@ -230,7 +230,7 @@ def merge_by_index_lookups(
         session=session,
         merge_handle=merge_handle,
         stats=stats,
-        driver=isinstance(planned.strategy, IndexLookup) and planned.strategy.tier == "driver",
+        driver=planned.strategy.tier == "driver",
     )
 
 
@@ -240,7 +240,7 @@ def row_count(ctx: StatementContext, planned: PlannedDml, strategy: MergeStrateg
     metrics["writer_pids"] = list(stats.writer_pids)
     metrics["scans"] = list(ctx.scans)
     metrics["strategy"] = strategy.name
-    metrics["tier"] = "driver" if isinstance(strategy, IndexLookup) and strategy.tier == "driver" else "spark"
+    metrics["tier"] = strategy.tier
     if planned.added_columns:
         metrics["added_columns"] = [c.name for c in planned.added_columns]
     return Result(statement=planned.plan.statement, row_count=stats.row_count, metrics=metrics)
