@@ -4,8 +4,10 @@ Spark job (docs/architecture.md, "The driver tier").
 :func:`plan_driver_query` takes what ``Query.simple_scan`` recognised (columns or ``count(*)``, a WHERE, an ORDER BY
 of columns) and declines, with the reason, whatever it cannot compute exactly as the Spark plan does:
 
-- a table read natively by Spark (``get_native_scan``: the journal's and the partitioned connector's files), a
-  stream, a caller's DataFrame registered under the name;
+- a table read natively by Spark (``get_native_scan``: the journal's and the partitioned connector's files) whose
+  files hold more than ``cost.DRIVER_NATIVE_SCAN_MAX_BYTES`` or are not local (a smaller one is read through its
+  splits, which describe every row of the table, as the SPI requires), a stream, a caller's DataFrame registered
+  under the name;
 - a column of a type whose values Spark's round trip changes (timestamps: zones; ``char(n)``: padding; nested
   types), which the query reads or returns;
 - a WHERE outside the Arrow compiler's subset (``Expression.lowered``), compiled over the table's columns;
@@ -22,6 +24,7 @@ reads the table in parallel); a query read lazily (``Engine.execute(stream=True)
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import attrs
@@ -33,7 +36,7 @@ from mergekit.catalogs import ResolvedTable
 from mergekit.errors import MergekitError
 from mergekit.planner import cost
 from mergekit.result import Result
-from mergekit.spi import ColumnHandle, Constraint
+from mergekit.spi import ColumnHandle, Constraint, NativeScan, NativeScanUnion
 
 from .arrow.compiler import ArrowCompiler, Compiled, Unsupported, mask_of, value_family
 from .arrow.rows import PageColumns
@@ -135,8 +138,11 @@ def plan_driver_query(ctx: StatementContext, st: msql.Query) -> DriverQuery | st
     found = msql.scan_constraints(st).get(scan.table)
     constraint = without_char_columns(spi_constraint(found), table.metadata.columns) if found else None
     constraint = constraint or Constraint()
-    if metadata.get_native_scan(session=session, table_handle=table.handle, columns=read, constraint=constraint):
-        return "the connector's files are read by Spark"
+    native = metadata.get_native_scan(session=session, table_handle=table.handle, columns=read, constraint=constraint)
+    if native is not None:
+        size = native_scan_bytes(native)
+        if size is None or size > cost.DRIVER_NATIVE_SCAN_MAX_BYTES:
+            return "the connector's files are read by Spark (remote, or more than the driver reads)"
     return DriverQuery(
         table=table,
         constraint=constraint,
@@ -147,6 +153,23 @@ def plan_driver_query(ctx: StatementContext, st: msql.Query) -> DriverQuery | st
         sort=tuple(sort),
         nulls="at_start" if placements == {True} else "at_end",
     )
+
+
+def native_scan_bytes(native: NativeScan | NativeScanUnion) -> int | None:
+    """The bytes of the files ``native`` reads (its anti joins' included); None when a path is not a local file
+    (a plain path or a ``file://`` URI)."""
+    scans = list(native.scans) if isinstance(native, NativeScanUnion) else [native]
+    total = 0
+    while scans:
+        scan = scans.pop()
+        if scan.anti_join is not None:
+            scans.append(scan.anti_join.scan)
+        for uri in scan.paths:
+            path = uri.removeprefix("file://")
+            if "://" in path or not os.path.isfile(path):
+                return None
+            total += os.path.getsize(path)
+    return total
 
 
 def run_driver_query(ctx: StatementContext, q: DriverQuery) -> Result | None:

@@ -50,6 +50,10 @@ DRIVER_LOOKUP_MAX_KEYS = 10_000
 # holds at most this many rows (counted as the pages arrive); a larger one runs on Spark, which reads it in
 # parallel. A 100k-row memory table reads in about 0.05 s on the driver.
 DRIVER_SCAN_MAX_ROWS = 100_000
+# A table Spark reads natively (``get_native_scan``: the journal's Parquet files) is read on the driver tier instead,
+# through the connector's splits, while the files of its native scan hold at most this many bytes (a larger one, or
+# one on a remote file system, is left to Spark without reading a row on the driver).
+DRIVER_NATIVE_SCAN_MAX_BYTES = 4 * 1024 * 1024
 # Source join keys up to this estimated size are broadcast to pre-filter a MERGE target (a 1M-row BIGINT key is
 # about 8 MB; Spark's estimates of file sources are rough, so the bound is generous).
 REDUCE_TARGET_MAX_BYTES = 64 * 1024 * 1024

@@ -446,7 +446,9 @@ class ConnectorMetadata(StreamMetadata, JobMetadata, ViewMetadata, RowLevelMetad
         read through splits and page sources. ``constraint`` is for pruning, as in ``get_splits``.
 
         Called on the driver once per scan of the table (a query may scan a table more than once), before
-        ``get_splits``; when it returns a scan, ``get_splits`` is not called for that scan. ``columns`` are the
+        ``get_splits``; when it returns a scan, Spark reads that instead of the splits. ``get_splits`` must still
+        describe every row of the table: the engine reads a small table (local files of at most a few MB) through
+        its splits and page sources in its own process, without Spark (the driver tier). ``columns`` are the
         handles the statement reads, in the order the scan must yield them. See docs/develop/spi-overview.md."""
         return None
 

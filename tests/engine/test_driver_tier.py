@@ -45,8 +45,8 @@ CASES = [
 
 
 def _catalog(connector: str, tmp_path) -> dict:
-    if connector == "journal":
-        return {"connector": "journal", "warehouse": str(tmp_path / "wh")}
+    if connector in ("journal", "partitioned"):
+        return {"connector": connector, "warehouse": str(tmp_path / "wh")}
     if connector == "sqldb":
         return {"connector": "sqldb", "uri": f"sqlite:///{tmp_path / 'db.sqlite'}"}
     return {"connector": "memory"}
@@ -280,6 +280,86 @@ def test_a_driver_merge_runs_no_spark_job(spark, tmp_path) -> None:
         engine.close()
 
 
+# ---- UPDATE and DELETE of rows named by key: the MERGE each means, by the index (mergekit.sql.keyed_as_merge) ----
+
+KEYED_DML = [
+    # (statement over target {t}, the tier it takes when the driver tier is on)
+    ("UPDATE {t} SET v = 'x' WHERE id = 5", "driver"),
+    ("UPDATE {t} SET v = 'x', n = n + 1 WHERE id IN (5, 6, 2000)", "driver"),
+    ("UPDATE {t} SET n = n * 2 WHERE id IN (1, 01, 1) AND n > 0", "driver"),  # 1 and 01: one key, updated once
+    ("UPDATE {t} AS x SET n = x.n - 1 WHERE 3 = x.id AND v IN ('v3', NULL)", "driver"),
+    ("UPDATE {t} SET n = 1 WHERE id IN (2, 3) AND v NOT IN ('v2', NULL)", "driver"),  # NOT IN with a NULL: no row
+    ("UPDATE {t} SET id = 12, v = DEFAULT WHERE id = 6", "driver"),
+    ("UPDATE {t} SET n = 1 WHERE id = 3 AND id = 4", "driver"),
+    ("UPDATE {t} SET n = 2147483647 + n WHERE id = 4", "driver"),
+    ("UPDATE {t} SET n = NULL WHERE id = 4", "driver"),
+    ("UPDATE {t} SET n = 1 WHERE id = 4 AND 1 / 0 = 1", "driver"),
+    ("UPDATE {t} SET id = 7 WHERE id = 6", "driver"),  # the connector refuses the second row for key 7
+    ("UPDATE {t} SET zz = 1 WHERE id = 2", "driver"),
+    ("UPDATE {t} SET n = 'abc' WHERE id = 2", "driver"),
+    ("UPDATE {t} SET n = 1 WHERE id = '2'", "driver"),
+    ("DELETE FROM {t} WHERE id = 3", "driver"),
+    ("DELETE FROM {t} AS d WHERE d.id IN (3, 4, 99) AND v <> 'v4'", "driver"),
+    ("DELETE FROM {t} WHERE id = 3 AND n / 0 = 1", "driver"),
+    # what the driver leaves to Spark: no key named by literals, a key literal or a clause it does not type
+    ("UPDATE {t} SET n = 1 WHERE id = 2 OR id = 3", "spark"),
+    ("UPDATE {t} SET n = 1 WHERE v = 'v3'", "spark"),
+    ("UPDATE {t} SET n = 1 WHERE id = 3000000000", "spark"),
+    ("UPDATE {t} AS x SET v = x.v || 'y' WHERE x.id = 3", "spark"),
+    ("DELETE FROM {t} WHERE id = NULL", "spark"),
+    ("DELETE FROM {t} WHERE id IN (NULL, 3)", "spark"),
+]
+
+
+@pytest.mark.parametrize("connector", ["journal", "sqldb"])
+def test_an_update_or_delete_by_key_agrees_on_both_tiers(spark, tmp_path, connector: str) -> None:
+    engine = Engine(spark=spark, catalogs={"lake": _catalog(connector, tmp_path)})
+    keyed = KEYED.replace("v varchar", "v varchar DEFAULT 'dv'")
+    try:
+        for sql, tier in KEYED_DML:
+            outcomes = []
+            for run in ("auto", "off"):
+                name = f"u{next(_tables)}"
+                engine.execute(keyed.format(name=name))
+                engine.execute(f"INSERT INTO {name} VALUES " + ", ".join(f"({i}, 'v{i}', {i})" for i in range(1, 11)))
+                engine.execute(f"SET SESSION driver_tier = '{run}'")
+                try:
+                    result = engine.execute(sql.format(t=name))
+                    outcome: tuple = (result.metrics.get("tier"), result.statement, result.row_count)
+                except MergekitError as err:
+                    outcome = ("error", err.code, str(err).replace(name, "{t}"))
+                finally:
+                    engine.execute("RESET SESSION driver_tier")
+                outcomes.append((*outcome, sorted(engine.execute(f"SELECT * FROM {name}").rows())))
+            driver, spark_tier = outcomes
+            assert driver[1:] == spark_tier[1:], sql
+            assert spark_tier[0] != "driver", sql
+            assert driver[0] in (tier, "error"), sql
+    finally:
+        engine.close()
+
+
+def test_an_update_by_key_on_the_driver_runs_no_spark_job_and_commits_once(spark, tmp_path) -> None:
+    engine = Engine(spark=spark, catalogs={"lake": _catalog("journal", tmp_path)})
+    try:
+        engine.execute(KEYED.format(name="k"))
+        engine.execute("INSERT INTO k VALUES (1, 'a', 1), (2, 'b', 2), (3, 'c', 3)")
+        (text,) = engine.execute("EXPLAIN UPDATE k SET n = n + 1 WHERE id IN (1, 3)").rows()[0]
+        assert "Strategy: index_lookup" in text and "Tier: driver" in text
+        with spark_jobs(spark) as jobs:
+            updated = engine.execute("UPDATE k SET n = n + 1 WHERE id IN (1, 3)")
+            deleted = engine.execute("DELETE FROM k WHERE id = 2")
+        assert [(r.statement, r.row_count, r.metrics["tier"]) for r in (updated, deleted)] == [
+            ("UPDATE", 2, "driver"),
+            ("DELETE", 1, "driver"),
+        ]
+        assert jobs == []
+        assert engine.execute("SELECT * FROM k ORDER BY id").rows() == [(1, "a", 2), (3, "c", 4)]
+        assert [r[0] for r in engine.execute("DESCRIBE HISTORY k").rows()] == [3, 2, 1, 0]
+    finally:
+        engine.close()
+
+
 # ---- queries: a scan of one table read through the connector (memory and sqldb: no files Spark reads) ----------
 
 WIDE = (
@@ -332,7 +412,7 @@ def _query_outcome(engine: Engine, sql: str, tier: str) -> tuple:
     return (result.metrics.get("tier", "spark"), [(f.name, f.type) for f in table.schema], repr(rows))
 
 
-@pytest.mark.parametrize("connector", ["memory", "sqldb"])
+@pytest.mark.parametrize("connector", ["memory", "sqldb", "journal", "partitioned"])
 def test_a_query_agrees_on_both_tiers(spark, tmp_path, connector: str) -> None:
     engine = Engine(spark=spark, catalogs={"lake": _catalog(connector, tmp_path)})
     try:

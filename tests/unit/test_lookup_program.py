@@ -36,7 +36,11 @@ def test_lowering_covers_a_closed_subset() -> None:
     assert parse_expression("1.5").lowered() is None  # DECIMAL literals
     assert parse_expression("3000000000").lowered() is None  # BIGINT literals
     assert parse_expression("a / b").lowered() is None  # division can fail
-    assert parse_expression("a IN (1, 2)").lowered() is None
+    assert parse_expression("a IN (1, NULL)").lowered() == Apply(
+        "in", (Ref(None, "a"), Const(1, "integer"), Const(None, "null"))
+    )
+    assert parse_expression("a IN (SELECT b FROM u)").lowered() is None  # subqueries
+    assert parse_expression("a IN (1, upper(b))").lowered() is None
     assert parse_expression("t.a = s.b AND (t.c = 1 AND s.d = 2)").conjunct_count == 3
 
 

@@ -56,11 +56,18 @@ class DriverSource:
     key: Compiled
     join_type: pa.DataType
     columns: tuple[str, ...]
+    distinct_keys: bool = False  # rows with a key already seen are dropped (the keys an UPDATE's WHERE names)
 
     def table(self) -> pa.Table:
         rows = self.program.table(self.names)
         key = column_of(self.key.fn(rows), rows.num_rows, self.key.type).cast(self.join_type)
-        return pa.table({**{c: rows.column(c) for c in self.columns}, KEY: key})
+        table = pa.table({**{c: rows.column(c) for c in self.columns}, KEY: key})
+        if self.distinct_keys:
+            first: dict = {}
+            for i, value in enumerate(key.to_pylist()):
+                first.setdefault(value, i)
+            table = table.take(list(first.values()))
+        return table
 
 
 @attrs.frozen
@@ -75,9 +82,10 @@ class DriverMerge:
 
 
 def plan_driver_merge(
-    ctx: StatementContext, st: msql.Merge, table: ResolvedTable, target: TargetTable
+    ctx: StatementContext, st: msql.Merge, table: ResolvedTable, target: TargetTable, *, distinct_keys: bool = False
 ) -> DriverMerge | str:
-    """The driver tier's plan of ``st``, or why it is planned by Spark."""
+    """The driver tier's plan of ``st``, or why it is planned by Spark. ``distinct_keys``: the source's rows are
+    the keys an UPDATE or DELETE names (:func:`mergekit.sql.keyed_as_merge`), each looked up once."""
     if st.schema_evolution:
         return "MERGE WITH SCHEMA EVOLUTION"
     if source_dedup(ctx.properties) is not None:
@@ -127,7 +135,7 @@ def plan_driver_merge(
     if resolved is None:
         return f"the connector has no index on {key_name}"
     join_type = _JOIN_TYPES[family]
-    source = DriverSource(program, names, key, join_type, lookup_program.source_columns)
+    source = DriverSource(program, names, key, join_type, lookup_program.source_columns, distinct_keys)
     estimate = SourceEstimate(key_bytes=8 * len(rows), key_row_width=8, deterministic=True)
     strategy = IndexLookup(
         key_column=key_name,

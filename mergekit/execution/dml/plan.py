@@ -233,6 +233,39 @@ def _is_char(expr: msql.Expression, schema: Mapping[str, Mapping[str, str]]) -> 
         return False
 
 
+def _driver_planned(st: msql.Statement, table: ResolvedTable, driver: DriverMerge) -> PlannedDml:
+    return PlannedDml(
+        statement=st,
+        plan=driver.plan,
+        table=table,
+        builder=None,
+        strategy=driver.strategy,
+        scan_columns=driver.scan_columns,
+        columns_by_name=driver.columns_by_name,
+        value_types=None,
+        lookup=driver.lookup,
+    )
+
+
+def _driver_keyed(
+    ctx: StatementContext, st: msql.Update | msql.Delete, table: ResolvedTable, target: TargetTable
+) -> PlannedDml | None:
+    """An UPDATE or DELETE whose WHERE names key values (``k = 1``, ``k IN (1, 2)``) planned for the driver tier as
+    the MERGE it means (:func:`mergekit.sql.keyed_as_merge`), by the connector's index on that column; None when
+    no such MERGE plans for the driver. The statement's own plan is made first, so that its errors are worded as
+    on the Spark tier."""
+    _logical_plan(st, target, None)
+    meta = table.connector.get_metadata()
+    if not merge_spi_supported(meta, ctx.session(table.catalog), table.handle):
+        return None
+    for _, merge in msql.keyed_as_merge(st):
+        driver = plan_driver_merge(ctx, merge, table, target, distinct_keys=True)
+        if isinstance(driver, DriverMerge):
+            plan = attrs.evolve(driver.plan, statement=statement_kind(st))
+            return _driver_planned(st, table, attrs.evolve(driver, plan=plan))
+    return None
+
+
 def statement_kind(st: msql.Statement) -> str:
     return {msql.Insert: "INSERT", msql.Update: "UPDATE", msql.Delete: "DELETE", msql.Merge: "MERGE"}.get(type(st), "")
 
@@ -250,17 +283,11 @@ def plan_dml(
     if isinstance(st, msql.Merge) and written_as_merge and driver_tier_enabled(ctx.properties):
         driver = plan_driver_merge(ctx, st, table, target)  # the driver tier: a VALUES source, planned without Spark
         if isinstance(driver, DriverMerge):
-            return PlannedDml(
-                statement=st,
-                plan=driver.plan,
-                table=table,
-                builder=None,
-                strategy=driver.strategy,
-                scan_columns=driver.scan_columns,
-                columns_by_name=driver.columns_by_name,
-                value_types=None,
-                lookup=driver.lookup,
-            )
+            return _driver_planned(st, table, driver)
+    if kind and driver_tier_enabled(ctx.properties):
+        keyed = _driver_keyed(ctx, st, table, target)  # the driver tier: UPDATE / DELETE of rows named by key
+        if keyed is not None:
+            return keyed
     if isinstance(st, msql.Delete) and st.using is not None:
         _check_unambiguous(ctx, st, target)
     source = _source(ctx, st.source) if isinstance(st, msql.Merge) else None

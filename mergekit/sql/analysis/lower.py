@@ -4,7 +4,7 @@ The execution layer evaluates simple MERGE statements on Arrow batches (``mergek
 of Spark SQL. It must never evaluate something differently from Spark, so this lowering covers only what
 means the same everywhere and cannot fail at run time: column references, literals (integers, strings,
 booleans, NULL, ``DATE 'yyyy-mm-dd'``), comparisons, AND / OR / NOT with SQL's three-valued logic, IS [NOT]
-NULL and ``+ - *``. Which operand types each operator accepts is the evaluator's business (it knows the
+NULL, ``x IN (list)`` and ``+ - *``. Which operand types each operator accepts is the evaluator's business (it knows the
 types); anything else lowers to None and the statement runs through Spark as before.
 
 Date arithmetic (an extension, docs/sql.md) is defined once for every evaluator here: :data:`DATE_DAYS` is the
@@ -110,6 +110,11 @@ def lower(node: exp.Expression) -> Lowered | None:
             return None
         operand = lower(node.this)
         return Apply("is_null", (operand,)) if operand is not None else None
+    if isinstance(node, exp.In):  # x IN (list); not a subquery, UNNEST or a field
+        if any(node.args.get(a) for a in ("query", "unnest", "field")) or not node.expressions:
+            return None
+        items = [lower(e) for e in (node.this, *node.expressions)]
+        return None if any(i is None for i in items) else Apply("in", tuple(items))
     op = BINARY_FUNCTIONS.get(type(node))
     if op is None:
         return None
