@@ -291,6 +291,9 @@ KEYED_DML = [
     ("UPDATE {t} SET n = 1 WHERE id IN (2, 3) AND v NOT IN ('v2', NULL)", "driver"),  # NOT IN with a NULL: no row
     ("UPDATE {t} SET id = 12, v = DEFAULT WHERE id = 6", "driver"),
     ("UPDATE {t} SET n = 1 WHERE id = 3 AND id = 4", "driver"),
+    ("UPDATE {t} SET n = 1 WHERE id IN (3000000000, -3000000000, 2)", "driver"),  # BIGINT keys
+    ("UPDATE {t} SET n = 1 WHERE id = 3 AND n * 3000000000 > 0", "driver"),
+    ("DELETE FROM {t} WHERE id = 3 AND n + 9223372036854775807 > 0", "driver"),  # BIGINT overflow
     ("UPDATE {t} SET n = 2147483647 + n WHERE id = 4", "driver"),
     ("UPDATE {t} SET n = NULL WHERE id = 4", "driver"),
     ("UPDATE {t} SET n = 1 WHERE id = 4 AND 1 / 0 = 1", "driver"),
@@ -304,7 +307,7 @@ KEYED_DML = [
     # what the driver leaves to Spark: no key named by literals, a key literal or a clause it does not type
     ("UPDATE {t} SET n = 1 WHERE id = 2 OR id = 3", "spark"),
     ("UPDATE {t} SET n = 1 WHERE v = 'v3'", "spark"),
-    ("UPDATE {t} SET n = 1 WHERE id = 3000000000", "spark"),
+    ("UPDATE {t} SET n = 1 WHERE id = 2147483648", "spark"),  # 2147483648: its negation is an INTEGER
     ("UPDATE {t} AS x SET v = x.v || 'y' WHERE x.id = 3", "spark"),
     ("DELETE FROM {t} WHERE id = NULL", "spark"),
     ("DELETE FROM {t} WHERE id IN (NULL, 3)", "spark"),

@@ -136,6 +136,7 @@ def value_family(t: pa.DataType) -> str | None:
 
 _CONST_TYPES = {
     "integer": pa.int32(),
+    "bigint": pa.int64(),
     "string": pa.string(),
     "boolean": pa.bool_(),
     "date": pa.date32(),
@@ -283,8 +284,8 @@ class ArrowCompiler:
         if not isinstance(node, Apply):
             raise Unsupported(f"the expression {node!r}")
         op = node.op
-        if op == "negate" and isinstance(node.args[0], Const) and node.args[0].kind == "integer":
-            return self.compile(Const(-node.args[0].value, "integer"))  # a negative literal
+        if op == "negate" and isinstance(node.args[0], Const) and node.args[0].kind in ("integer", "bigint"):
+            return self.compile(Const(-node.args[0].value, node.args[0].kind))  # a negative literal
         args = [self.compile(a) for a in node.args]
         compiled = self._apply(op, args, node.args)
         return attrs.evolve(compiled, subquery_rows=any(a.subquery_rows for a in args))
@@ -422,10 +423,14 @@ def _in_list(operand: Compiled, items: Sequence[Any]) -> Compiled:
         raise Unsupported("IN with literals of another type than its operand")
     values = [i.value for i in items if i.value is not None]
     miss = pa.scalar(None, pa.bool_()) if len(values) < len(items) else pa.scalar(False)
-    value_set = pa.array(values, type=operand.type)
+    common = operand.type  # integers compare in the widest type among the operand and the literals
+    if family == "integer":
+        for i in items:
+            common = _wider(common, _CONST_TYPES[i.kind])
+    value_set = pa.array(values, type=common)
 
     def run(rows: Any) -> Any:
-        x = column_of(operand.fn(rows), rows.num_rows, operand.type)
+        x = column_of(operand.fn(rows), rows.num_rows, operand.type).cast(common)
         found = pc.is_in(x, value_set=value_set) if values else pa.repeat(pa.scalar(False), rows.num_rows)
         return pc.if_else(pc.is_null(x), pa.scalar(None, pa.bool_()), pc.if_else(found, True, miss))
 

@@ -10,7 +10,8 @@ in type family): those are decided, and worded, by Spark's analysis as before. N
 :meth:`ValuesProgram.evaluate`, so EXPLAIN never fails on a value that would.
 
 :func:`compile_source` types a MERGE source ``(VALUES ...) AS s(a, b)`` as Spark's analysis of the rendered VALUES
-does (each column the one type its rows share: ``integer``, ``varchar``, ``boolean`` or ``date``), for the driver
+does (each column the one type its rows share: ``integer`` or ``bigint`` (the wider when rows hold both),
+``varchar``, ``boolean`` or ``date``), for the driver
 tier's MERGE (:mod:`mergekit.execution.dml.driver`); :class:`SourceColumns` resolves the source's columns for an
 expression over them (the join key).
 """
@@ -108,6 +109,8 @@ def compile_source(rows: Sequence[Sequence[msql.Expression]], names: Sequence[st
     types: list[pa.DataType] = []
     for j, name in enumerate(names):
         seen = {row[j].type for row in compiled if not pa.types.is_null(row[j].type)}
+        if seen and all(pa.types.is_integer(t) for t in seen):  # INTEGER and BIGINT rows: a BIGINT column
+            seen = {max(seen, key=lambda t: t.bit_width)}
         if len(seen) != 1:
             return f"the VALUES rows' column {name} " + ("holds only NULLs" if not seen else "mixes types")
         types.append(seen.pop())

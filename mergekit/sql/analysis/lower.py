@@ -2,10 +2,11 @@
 
 The execution layer evaluates simple MERGE statements on Arrow batches (``mergekit.execution.dml.lookup``) instead
 of Spark SQL. It must never evaluate something differently from Spark, so this lowering covers only what
-means the same everywhere and cannot fail at run time: column references, literals (integers, strings,
-booleans, NULL, ``DATE 'yyyy-mm-dd'``), comparisons, AND / OR / NOT with SQL's three-valued logic, IS [NOT]
-NULL, ``x IN (list)`` and ``+ - *``. Which operand types each operator accepts is the evaluator's business (it knows the
-types); anything else lowers to None and the statement runs through Spark as before.
+means the same everywhere: column references, literals (INTEGER and BIGINT numbers, strings, booleans, NULL,
+``DATE 'yyyy-mm-dd'``), comparisons, AND / OR / NOT with SQL's three-valued logic, IS [NOT] NULL, ``x IN (list)``
+and ``+ - *`` (their overflow is the evaluator's to raise, in Trino's words). Which operand types each operator
+accepts is the evaluator's business (it knows the types); anything else lowers to None and the statement runs
+through Spark as before.
 
 Date arithmetic (an extension, docs/sql.md) is defined once for every evaluator here: :data:`DATE_DAYS` is the
 DATE range a result must fall in (else ``NUMERIC_VALUE_OUT_OF_RANGE`` with :func:`date_overflow_message`).
@@ -35,7 +36,7 @@ class Ref:
 
 @attrs.frozen
 class Const:
-    """A literal. ``kind``: ``integer``, ``string``, ``boolean``, ``date`` or ``null``."""
+    """A literal. ``kind``: ``integer``, ``bigint``, ``string``, ``boolean``, ``date`` or ``null``."""
 
     value: Any
     kind: str
@@ -84,9 +85,14 @@ def lower(node: exp.Expression) -> Lowered | None:
         if node.is_string:
             return Const(str(node.this), "string")
         text = str(node.this)
-        if text.isdigit() and int(text) < 2**31:  # an INTEGER literal (larger ones are BIGINT or DECIMAL)
-            return Const(int(text), "integer")
-        return None
+        if not text.isdigit():
+            return None
+        value = int(text)
+        if value < 2**31:  # an INTEGER literal
+            return Const(value, "integer")
+        if 2**31 < value < 2**63:  # a BIGINT literal (2147483648 is left out: its negation's type is INTEGER)
+            return Const(value, "bigint")
+        return None  # a DECIMAL
     if isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal) and node.this.is_string:
         to = node.args.get("to")
         if isinstance(to, exp.DataType) and to.this == exp.DataType.Type.DATE:
@@ -97,6 +103,8 @@ def lower(node: exp.Expression) -> Lowered | None:
         return None
     if isinstance(node, exp.Neg):
         inner = lower(node.this)
+        if isinstance(inner, Const) and inner.kind in ("integer", "bigint"):
+            return Const(-inner.value, inner.kind)  # a negative literal
         return Apply("negate", (inner,)) if inner is not None else None
     if isinstance(node, exp.Not):
         inner_node = node.this.this if isinstance(node.this, exp.Paren) else node.this

@@ -98,8 +98,8 @@ def _lower(node: exp.Expression, outer: Collection[str], columns_of: Callable[[T
         return _binary(node, sub)
     if isinstance(node, exp.Neg):
         inner = sub(node.this)
-        if isinstance(inner, Const) and inner.kind == "integer":
-            return Const(-inner.value, "integer")
+        if isinstance(inner, Const) and inner.kind in ("integer", "bigint"):
+            return Const(-inner.value, inner.kind)
         return Apply("negate", (inner,))
     if isinstance(node, exp.Is):
         if not isinstance(node.expression, exp.Null):
