@@ -82,12 +82,16 @@ class Engine:
     with a ``connector`` key naming an installed connector (entry-point group ``mergekit.connectors``); the other
     keys are that connector's options. Without it the engine is refused (``INVALID_ARGUMENTS``) rather than
     given tables that vanish with the process; ``Engine.local()`` is the embedded default.
+
+    ``spark`` is the session statements run on, or a function that returns one, called when a statement first needs
+    Spark (default: ``local_session``): statements the driver tier runs need none, so an engine that runs only those
+    starts no JVM (docs/architecture.md, "The driver tier").
     """
 
     def __init__(
         self,
         *,
-        spark: SparkSession | None = None,
+        spark: SparkSession | Callable[[], SparkSession] | None = None,
         catalogs: Mapping[str, Connector | Mapping[str, Any]] | None = None,
         default_catalog: str = "lake",
         default_schema: str = "default",
@@ -95,12 +99,13 @@ class Engine:
     ) -> None:
         if catalogs is None:  # before Spark starts: nothing to undo
             raise MergekitError(ErrorCode.INVALID_ARGUMENTS, NO_CATALOGS_MESSAGE)
-        self.spark = spark if spark is not None else local_session()
         # streaming jobs' definitions and checkpoints, and named continuous queries' checkpoints
         self.streams_dir = streams_dir
         catalog_set = Catalogs(default_catalog=default_catalog, default_schema=default_schema)
-        # what runs each statement (the lock, mergekit's settings per statement, errors), shared with streaming
-        self._runner = StatementRunner(self.spark, catalog_set, {t: in_context(h) for t, h in STATEMENTS.items()})
+        # what runs each statement (the lock, mergekit's settings per statement, errors), shared with streaming;
+        # without a session given, it starts the local one when a statement first needs Spark
+        handlers = {t: in_context(h) for t, h in STATEMENTS.items()}
+        self._runner = StatementRunner(spark or local_session, catalog_set, handlers)
         self._streaming = StreamingService(self._runner, streams_dir)
         self._runner.handlers.update(self._streaming.handlers())
         for name, spec in catalogs.items():
@@ -113,11 +118,13 @@ class Engine:
         *,
         catalogs: Mapping[str, Connector | Mapping[str, Any]] | None = None,
         connector: str | None = None,
+        spark: SparkSession | Callable[[], SparkSession] | None = None,
         **options: Any,
     ) -> Engine:
-        """The embedded default: a local Spark session (the active one if any, with the workers running this
-        interpreter), catalog ``lake`` over ``warehouse``, schema ``default``."""
-        spark = local_session()
+        """The embedded default: catalog ``lake`` over ``warehouse``, schema ``default``, and a local Spark session
+        (the active one if any, with the workers running this interpreter) started when a statement first needs
+        Spark: statements the driver tier runs start no JVM (docs/architecture.md, "The driver tier"). ``spark``: a
+        session, or what starts one, instead."""
         # absolute: the Python worker of a streaming source (another process, another working directory) opens it
         warehouse = os.path.abspath(str(warehouse))
         streams_dir = os.path.join(warehouse, "_streams")
@@ -131,6 +138,16 @@ class Engine:
             if err.details.get("option") != "warehouse" or "warehouse" in options:
                 raise
             return cls(spark=spark, catalogs={"lake": spec}, streams_dir=streams_dir)
+
+    @property
+    def spark(self) -> SparkSession:
+        """The engine's Spark session (the local one is started now when no statement has needed it yet)."""
+        return self._runner.spark
+
+    @property
+    def spark_started(self) -> bool:
+        """Whether the engine has a Spark session yet (given one, or started for a statement that needed it)."""
+        return self._runner.started
 
     @property
     def default_catalog(self) -> str:
@@ -165,7 +182,8 @@ class Engine:
         """Run one statement. Raises :class:`~mergekit.errors.MergekitError`; a failed statement changes nothing.
 
         ``stream=True``: a query's rows are not collected; the result reads them from Spark when they are
-        iterated (``Result.batches()``, iteration), one partition at a time, so any size fits in memory."""
+        iterated (``Result.batches()``, iteration), one partition at a time, so any size fits in memory (a query
+        the driver tier runs holds its rows, at most ``cost.DRIVER_SCAN_MAX_ROWS``)."""
         statement = msql.parse_statement(sql)
         try:
             return self._runner.run(statement, stream=stream)

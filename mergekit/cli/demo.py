@@ -70,7 +70,7 @@ class Demo:
         self.engine = engine
         self.output = output
         self.warehouse = warehouse
-        self.progress = SparkProgress(engine.spark, output.err)
+        self.progress = SparkProgress(engine, output.err)
         self.mismatches: list[str] = []
         self.statements = 0
 

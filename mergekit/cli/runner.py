@@ -59,8 +59,8 @@ class _Interrupts:
     statements Ctrl-C raises KeyboardInterrupt, as Python's own handler does (the shell's prompt clears the
     line)."""
 
-    def __init__(self, spark: Any) -> None:
-        self.spark = spark
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine  # its Spark session, once a statement started it
         self.requested = threading.Event()
         if _main_thread():
             # PySpark's handler calls into the JVM from the signal handler, on the connection the interrupted
@@ -71,16 +71,23 @@ class _Interrupts:
     def statement(self) -> Iterator[None]:
         from mergekit.execution.spark_jobs import cancel_statement_jobs, job_group
 
-        with job_group(self.spark) as group:
+        # Spark not started yet: the statement may run on the driver tier, or start Spark itself; then its jobs are
+        # in no group, and Ctrl-C cancels every job of the session (the shell runs one statement at a time)
+        started = self.engine.spark_started
+        with job_group(self.engine.spark) if started else nullcontext(None) as group:
             self.requested.clear()
 
             def on_sigint(signum: int, frame: Any) -> None:
                 if self.requested.is_set():
                     raise KeyboardInterrupt
                 self.requested.set()
-                threading.Thread(
-                    target=cancel_statement_jobs, args=(self.spark, group), name="mergekit-cancel", daemon=True
-                ).start()
+                if self.engine.spark_started:
+                    threading.Thread(
+                        target=cancel_statement_jobs,
+                        args=(self.engine.spark, group),
+                        name="mergekit-cancel",
+                        daemon=True,
+                    ).start()
 
             previous = signal.signal(signal.SIGINT, on_sigint) if _main_thread() else None
             try:
@@ -132,24 +139,26 @@ class Runner:
         return self._engine
 
     def _start(self) -> Any:
+        """The engine; its Spark session starts when a statement first needs it (the driver tier's need none)."""
         from mergekit import Engine
 
-        terminal = self.output.err.is_terminal
-        with self.output.err.status("Starting Spark…", spinner="dots") if terminal else nullcontext():
-            spark = start_local_spark(debug=self.state.debug)
-            if self._catalogs is not None:
-                catalogs, default_catalog, default_schema = self._catalogs
-                engine = Engine(
-                    spark=spark,
-                    catalogs=catalogs,
-                    default_catalog=default_catalog,
-                    default_schema=default_schema,
-                    streams_dir=os.path.join(self.state.warehouse or DEFAULT_WAREHOUSE, "_streams"),
-                )
-            else:
-                engine = Engine.local(warehouse=self.state.warehouse or DEFAULT_WAREHOUSE)
-        self._progress = SparkProgress(spark, self.output.err)
-        self._interrupts = _Interrupts(spark)
+        def spark() -> Any:
+            return start_local_spark(debug=self.state.debug)
+
+        if self._catalogs is not None:
+            catalogs, default_catalog, default_schema = self._catalogs
+            engine = Engine(
+                spark=spark,
+                catalogs=catalogs,
+                default_catalog=default_catalog,
+                default_schema=default_schema,
+                streams_dir=os.path.join(self.state.warehouse or DEFAULT_WAREHOUSE, "_streams"),
+            )
+        else:
+            warehouse = self.state.warehouse or DEFAULT_WAREHOUSE
+            engine = Engine.local(warehouse=warehouse, spark=spark)
+        self._progress = SparkProgress(engine, self.output.err)
+        self._interrupts = _Interrupts(engine)
         return engine
 
     def close(self) -> None:
@@ -219,7 +228,7 @@ class Runner:
                 return 1
         if not pieces:
             raise MergekitError(ErrorCode.SYNTAX_ERROR, "No statement to run")
-        self.engine  # start Spark before the first statement's clock starts  # noqa: B018
+        self.engine  # the engine before the first statement's clock starts (Spark: with the first that needs it)  # noqa: B018
         for number, piece in enumerate(pieces, 1):
             try:
                 self.run_and_show(piece, echo=echo)

@@ -408,8 +408,8 @@ class SparkProgress:
     erased when the statement ends, so short statements and piped output never show it.
     """
 
-    def __init__(self, spark: Any, console: Console, *, delay: float | None = None, interval: float = 0.15) -> None:
-        self.spark = spark
+    def __init__(self, engine: Any, console: Console, *, delay: float | None = None, interval: float = 0.15) -> None:
+        self.engine = engine  # its Spark session's jobs, once a statement started it (``Engine.spark_started``)
         self.console = console
         env = os.environ.get("MERGEKIT_PROGRESS_DELAY")
         self.delay = delay if delay is not None else (float(env) if env else PROGRESS_DELAY)
@@ -421,7 +421,7 @@ class SparkProgress:
 
     @contextmanager
     def track(self, label: str = "running") -> Iterator[None]:
-        if not self.enabled or self.spark is None:
+        if not self.enabled or self.engine is None:
             yield
             return
         stop = threading.Event()
@@ -448,7 +448,7 @@ class SparkProgress:
 
         from mergekit.execution.spark_jobs import JobProgress
 
-        jobs = JobProgress(self.spark)
+        jobs: JobProgress | None = None
         progress = Progress(
             SpinnerColumn(),
             TextColumn("[bold blue]{task.description}"),
@@ -461,6 +461,12 @@ class SparkProgress:
         with progress:
             task = progress.add_task(label, total=None, tasks="")
             while not stop.is_set():
+                if jobs is None and self.engine.spark_started:
+                    jobs = JobProgress(self.engine.spark)
+                if jobs is None:  # the statement is starting Spark (or runs on the driver tier)
+                    progress.update(task, description=f"{label}: starting Spark", total=None, completed=0, tasks="")
+                    stop.wait(self.interval)
+                    continue
                 now = jobs.active()
                 if now.stages:
                     # The active stages of the statement's Spark jobs and their tasks.

@@ -4,7 +4,7 @@ standing for them (dropped when the statement ends), and the scans' statistics f
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -35,20 +35,24 @@ class StatementContext:
 
     def __init__(
         self,
-        spark: SparkSession,
+        spark: SparkSession | None,
         catalogs: Catalogs,
         *,
+        open_spark: Callable[[], SparkSession] | None = None,
         dataframes: Mapping[str, UserFrame] | None = None,
         live_views: set[str] | None = None,
         stream: bool = False,
         session_properties: dict[str, str] | None = None,
         overrides: Mapping[str, str] | None = None,
         connector_properties: Mapping[str, Any] | None = None,
-        user_zone: str | None = None,
+        user_zone: str | None | Callable[[], str | None] = None,
     ) -> None:
-        self.spark = spark
-        # the zone of the caller's Spark session (None: UTC): what its DataFrames' timestamps are shown in
-        self.user_zone = user_zone
+        # the session, or what gives it when the statement first uses it (:attr:`spark`)
+        self._spark = spark
+        self._open_spark = open_spark
+        # the zone of the caller's Spark session (None: UTC), or what reads it: what its DataFrames' timestamps
+        # are shown in (:attr:`user_zone`)
+        self._user_zone = user_zone
         # put in every ConnectorSession of the statement (a streaming job's JobBatch, mergekit.spi._jobs)
         self.connector_properties = dict(connector_properties or {})
         # SET SESSION values: the engine's (SET/RESET SESSION change them), and this statement's in effect
@@ -67,6 +71,22 @@ class StatementContext:
         self.created: list[str] = []
         # the statement has a predicate that may fail on a row: scans keep their row filtering below it
         self.guard_scans = False
+
+    @property
+    def spark(self) -> SparkSession:
+        """The Spark session, with mergekit's settings from the statement's first use of it until it ends (a
+        statement on the driver tier never asks: no JVM starts for it, no setting is applied)."""
+        if self._spark is None:
+            assert self._open_spark is not None, "a statement context without a Spark session"
+            self._spark = self._open_spark()
+        return self._spark
+
+    @property
+    def user_zone(self) -> str | None:
+        """The zone the caller's session shows timestamps in (None: UTC), read when first asked."""
+        if callable(self._user_zone):
+            self._user_zone = self._user_zone()
+        return self._user_zone
 
     def session(self, catalog: str) -> ConnectorSession:
         if catalog not in self.sessions:

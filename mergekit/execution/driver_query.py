@@ -19,7 +19,8 @@ which the Spark plan's single partition of a small table returns them), filters,
 unless ``NULLS FIRST``; strings by code point) and returns the columns with the Arrow types the Spark tier's result
 has. ``Result.metrics``: ``scans`` as the Spark tier reports them, and ``tier``. The connectors give no row
 estimate, so the read stops once it passes ``cost.DRIVER_SCAN_MAX_ROWS`` rows and the query runs on Spark (which
-reads the table in parallel); a query read lazily (``Engine.execute(stream=True)``) stays on Spark.
+reads the table in parallel). A query read lazily (``Engine.execute(stream=True)``, the CLI) runs here too: its rows
+are at most ``cost.DRIVER_SCAN_MAX_ROWS``, held by the result; a larger one is read from Spark a partition at a time.
 """
 
 from __future__ import annotations
@@ -84,8 +85,6 @@ class DriverQuery:
 
 def plan_driver_query(ctx: StatementContext, st: msql.Query) -> DriverQuery | str:
     """The driver tier's plan of ``st``, or why it runs on Spark."""
-    if ctx.stream:
-        return "the rows are read lazily (Engine.execute(stream=True)): by Spark, a partition at a time"
     scan = st.simple_scan()
     if scan is None:
         return "not a scan of one table"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any, TypeVar
 
 from pyspark.sql import DataFrame, SparkSession
@@ -53,20 +53,55 @@ def in_context(handler: Callable[[StatementContext, Any], Result]) -> Handler:
 
 
 class StatementRunner:
-    """The lock, the per-statement Spark settings, the statement context and error translation of one engine."""
+    """The lock, the per-statement Spark settings, the statement context and error translation of one engine.
 
-    def __init__(self, spark: SparkSession, catalogs: Catalogs, handlers: Mapping[type, Handler] | None = None) -> None:
-        self.spark = spark
+    ``spark`` is the session, or what starts one (``local_session``) when a statement first needs Spark: a
+    statement that runs on the driver tier touches no Spark, so an engine that only runs those never starts a JVM.
+    Likewise mergekit's settings are applied to the session when a statement first uses it, not when it begins."""
+
+    def __init__(
+        self,
+        spark: SparkSession | Callable[[], SparkSession],
+        catalogs: Catalogs,
+        handlers: Mapping[type, Handler] | None = None,
+    ) -> None:
+        self._session: SparkSession | None = None
+        self._start: Callable[[], SparkSession] | None = None
+        self._start_lock = threading.Lock()
+        self.python_exec: str | None = None
+        if isinstance(spark, SparkSession):
+            self._adopt(spark)  # a caller's session: checked now (python_for_workers fails at once when wrong)
+        else:
+            self._start = spark
         self.catalogs = catalogs
         self.handlers: dict[type, Handler] = dict(handlers or {})
-        # the session's configuration stays the caller's: mergekit's settings apply per statement (applied_conf)
-        self.python_exec = python_for_workers(spark)
         self.dataframes: dict[str, UserFrame] = {}
         self.live_views: set[str] = set()  # views not yet dropped (close() drops what is left)
         self.session_properties: dict[str, str] = {}  # SET SESSION (mergekit.planner.session)
         self.lock = threading.RLock()
-        self._spark_statements = 0  # Spark statements running (under the lock, with mergekit's settings)
-        self._user_zone: str | None = None  # the caller's session zone when the last one began
+        self._with_settings = 0  # statements running with mergekit's settings applied (they used the session)
+        self._user_zone: str | None = None  # the caller's session zone when the first of those applied them
+
+    def _adopt(self, session: SparkSession) -> None:
+        # the session's configuration stays the caller's: mergekit's settings apply per statement (applied_conf)
+        self.python_exec = python_for_workers(session)
+        self._session = session
+
+    @property
+    def started(self) -> bool:
+        """Whether the engine has its Spark session (given one, or started it for a statement)."""
+        return self._session is not None
+
+    @property
+    def spark(self) -> SparkSession:
+        """The Spark session; started now if the engine was given none and no statement needed one yet."""
+        if self._session is None:
+            with self._start_lock:
+                if self._session is None:
+                    assert self._start is not None
+                    self._adopt(self._start())
+        assert self._session is not None
+        return self._session
 
     # ---- DataFrames the caller hands over ------------------------------------------------------------------
 
@@ -109,11 +144,13 @@ class StatementRunner:
         stream: bool = False,
         overrides: Mapping[str, str] | None = None,
         connector_properties: Mapping[str, Any] | None = None,
-        user_zone: str | None = None,
+        user_zone: str | None | Callable[[], str | None] = None,
+        open_spark: Callable[[], SparkSession] | None = None,
     ) -> StatementContext:
         return StatementContext(
-            self.spark,
+            None,
             self.catalogs,
+            open_spark=open_spark or (lambda: self.spark),
             dataframes=self.dataframes,
             live_views=self.live_views,
             stream=stream,
@@ -141,28 +178,36 @@ class StatementRunner:
         connector_properties: Mapping[str, Any] | None = None,
         spark: bool = True,
     ) -> _T:
-        """``fn(ctx)`` as one statement: under the lock and mergekit's Spark settings, its views dropped at the end,
-        any failure a :class:`MergekitError`. ``spark=False``: ``fn`` runs no Spark (it only talks to connectors on
+        """``fn(ctx)`` as one statement: under the lock, with mergekit's Spark settings from its first use of the
+        session (``ctx.spark``) to its end, its views dropped at the end, any failure a :class:`MergekitError`. ``spark=False``: ``fn`` runs no Spark (it only talks to connectors on
         the driver), so it needs neither the settings nor the lock that keeps Spark statements one at a time; the
         connectors' metadata is thread-safe (``mergekit.spi``)."""
         options = {"stream": stream, "overrides": overrides, "connector_properties": connector_properties}
         if not spark:
-            # the caller's zone: while a Spark statement runs, the session shows mergekit's (UTC), not the caller's
-            user_zone = self._user_zone if self._spark_statements else session_time_zone(self.spark)
-            with self.statement(**options, user_zone=user_zone) as ctx:
+            with self.statement(**options, user_zone=self._caller_zone) as ctx:
                 return _translated(fn, ctx)
-        with self.lock:
-            if not self._spark_statements:  # (a nested statement: the session shows mergekit's settings already)
-                self._user_zone = session_time_zone(self.spark)  # before mergekit's settings replace the caller's
-            self._spark_statements += 1
-            try:
-                with (
-                    applied_conf(self.spark, self.python_exec),
-                    self.statement(**options, user_zone=self._user_zone) as ctx,
-                ):
-                    return _translated(fn, ctx)
-            finally:
-                self._spark_statements -= 1
+        with self.lock, ExitStack() as settings:
+
+            def open_spark() -> SparkSession:
+                """The session with mergekit's settings until the statement ends (its first use applies them)."""
+                session = self.spark
+                if not self._with_settings:  # (nested: the session shows mergekit's settings already)
+                    self._user_zone = session_time_zone(session)  # before mergekit's settings replace the caller's
+                settings.enter_context(applied_conf(session, self.python_exec))
+                self._with_settings += 1
+                settings.callback(self._settings_released)
+                return session
+
+            with self.statement(**options, user_zone=self._caller_zone, open_spark=open_spark) as ctx:
+                return _translated(fn, ctx)
+
+    def _settings_released(self) -> None:
+        self._with_settings -= 1
+
+    def _caller_zone(self) -> str | None:
+        """The zone of the caller's session: while a statement runs with mergekit's settings the session shows
+        mergekit's (UTC), so the one read before they were applied."""
+        return self._user_zone if self._with_settings else session_time_zone(self.spark)
 
     @contextmanager
     def settings(self) -> Iterator[None]:

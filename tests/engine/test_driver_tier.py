@@ -446,9 +446,10 @@ def test_a_driver_query_runs_no_spark_job_and_what_it_returns(spark) -> None:
         engine.close()
 
 
-def test_a_large_table_or_a_lazy_read_is_left_to_spark(spark, monkeypatch) -> None:
+def test_a_large_table_is_left_to_spark_also_when_read_lazily(spark, monkeypatch) -> None:
     """No connector estimates its rows: the driver stops reading past cost.DRIVER_SCAN_MAX_ROWS and Spark reads the
-    table (in parallel); ``stream=True`` asks for rows a partition at a time, which only Spark does."""
+    table (in parallel); ``stream=True`` (the CLI's reads) takes the driver tier too, whose rows are few, and Spark's
+    partition-at-a-time reading for a larger table."""
     import mergekit.planner.cost as cost
 
     engine = Engine(spark=spark, catalogs={"lake": {"connector": "memory"}})
@@ -456,10 +457,11 @@ def test_a_large_table_or_a_lazy_read_is_left_to_spark(spark, monkeypatch) -> No
         engine.execute("CREATE TABLE q (id integer)")
         engine.execute("INSERT INTO q VALUES 1, 2, 3, 4")
         assert engine.execute("SELECT count(*) FROM q").metrics["tier"] == "driver"
+        streamed = engine.execute("SELECT id FROM q", stream=True)
+        assert (streamed.metrics["tier"], sorted(streamed.rows())) == ("driver", [(i,) for i in range(1, 5)])
         monkeypatch.setattr(cost, "DRIVER_SCAN_MAX_ROWS", 3)
         larger = engine.execute("SELECT count(*) FROM q")
         assert ("tier" not in larger.metrics, larger.rows()) == (True, [(4,)])
-        monkeypatch.undo()
         streamed = engine.execute("SELECT id FROM q", stream=True)
         assert (streamed.table, "tier" in streamed.metrics, sorted(streamed.rows())) == (
             None,

@@ -19,6 +19,7 @@ from mergekit.spi import (
     Connector,
     ConnectorContext,
     ConnectorFactory,
+    ConnectorIndexProvider,
     ConnectorMetadata,
     ConnectorPageSinkProvider,
     ConnectorPageSourceProvider,
@@ -83,6 +84,10 @@ class PartitionedConnector(Connector):
 
     def get_page_source_provider(self) -> ConnectorPageSourceProvider:
         return self._sources
+
+    def get_index_provider(self) -> ConnectorIndexProvider:
+        """The base's: only a plain table (the base's own) resolves an index (``resolve_index``)."""
+        return self.base.get_index_provider()
 
     def get_page_sink_provider(self) -> ConnectorPageSinkProvider:
         if self._sinks is None:

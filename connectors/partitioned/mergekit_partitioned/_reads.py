@@ -20,6 +20,7 @@ from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import (
     ALL,
     ColumnHandle,
+    ConnectorResolvedIndex,
     ConnectorSession,
     ConnectorSplit,
     ConnectorTableHandle,
@@ -36,6 +37,7 @@ from ._handles import (
     ROW_ID,
     Leaf,
     Level,
+    MemberTableHandle,
     MergeTableHandle,
     PartitionedSplit,
     SystemSplit,
@@ -121,6 +123,22 @@ class ReadMetadata(TablesMetadata):
             return self._merge_table_native_scan(session, table_handle, columns, constraint)
         return self.bm.get_native_scan(
             session=session, table_handle=self._unwrap(table_handle), columns=columns, constraint=constraint
+        )
+
+    def resolve_index(
+        self,
+        *,
+        session: ConnectorSession,
+        table_handle: ConnectorTableHandle,
+        index_columns: Sequence[ColumnHandle],
+        output_columns: Sequence[ColumnHandle],
+    ) -> ConnectorResolvedIndex | None:
+        """A plain table: the base's index (its rows, merge handle and sinks are the base's); a merge table, a member
+        (whose writes check its bounds) or a system table: none."""
+        if isinstance(table_handle, SystemTableHandle | MergeTableHandle | MemberTableHandle):
+            return None
+        return self.bm.resolve_index(
+            session=session, table_handle=table_handle, index_columns=index_columns, output_columns=output_columns
         )
 
     def get_value_set_columns(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle) -> frozenset[str]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import zoneinfo
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 import pyarrow as pa
@@ -232,14 +232,14 @@ def run_values_append(ctx: StatementContext, planned: PlannedValues) -> Result:
     return run_driver_append(ctx, planned.append, planned.program.table(planned.columns))
 
 
-def _page(plan: DriverAppend, data: pa.Table, user_zone: str | None) -> pa.RecordBatch:
+def _page(plan: DriverAppend, data: pa.Table, user_zone: Callable[[], str | None]) -> pa.RecordBatch:
     """The INSERT merge page: the table's columns, then operation, case number 0 and a NULL row id."""
     n = data.num_rows
     columns: list[pa.Array] = []
     for column, source in zip(plan.target.columns, plan.sources, strict=True):
         values = data.column(source).combine_chunks() if source is not None else pa.nulls(n, column.type)
         if pa.types.is_timestamp(values.type) and pa.types.is_timestamp(column.type):
-            values = _timestamps(values, column.type, user_zone)
+            values = _timestamps(values, column.type, user_zone())  # (read only for timestamps)
         elif pa.types.is_integer(values.type) and values.type != column.type:
             values = _integers(values, column.type, column.name)
         else:
@@ -260,7 +260,7 @@ def run_driver_append(ctx: StatementContext, plan: DriverAppend, data: pa.Table)
     table = plan.table
     session = ctx.session(table.catalog)
     session = attrs.evolve(session, properties={**session.properties, "statement": "INSERT"})
-    page = _page(plan, data, ctx.user_zone)  # NOT NULL and value ranges are checked before anything begins
+    page = _page(plan, data, lambda: ctx.user_zone)  # NOT NULL and value ranges are checked before anything begins
     metadata = table.connector.get_metadata()
     defaults = {}
     if plan.storage_defaults:  # the columns ``data`` leaves out that the storage fills (only then: see the SPI)

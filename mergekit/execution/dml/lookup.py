@@ -173,8 +173,12 @@ def bucket_expr(points: Sequence[Any], key_range: tuple[Any, Any] | None, partit
     return f"CASE {spread} {whens} ELSE {ranges - 1} END", ranges
 
 
+# the rows of a page a lookup task writes when no Spark session says (mergekit's spark.sql.execution.arrow.maxRecordsPerBatch)
+DRIVER_PAGE_ROWS = 65536
+
+
 def run_lookup_merge(
-    spark: SparkSession,
+    spark: SparkSession | None,
     plan: MergePlan,
     program: LookupProgram,
     source: DataFrame,
@@ -194,9 +198,11 @@ def run_lookup_merge(
 ) -> tuple[list[Any], DmlStats]:
     """Run the lookup plan over ``source`` (the source columns the cases read plus ``$key``, the join key in
     the type both sides are compared in). Returns every sink's fragments and counts, as ``run_merge_pipeline``.
-    ``driver``: the driver tier (a small source): the source's rows collected, then the one task in this process."""
+    ``driver``: the driver tier (a small source): the source's rows collected, then the one task in this process.
+    ``spark`` is None for a source the driver tier evaluated itself (no Spark is used: none may have started)."""
     writer = MergeWriter.of(plan, provider, session, merge_handle, processing=True)
-    page_rows = int(spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch") or "10000")
+    batch = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch") if spark is not None else None
+    page_rows = int(batch or DRIVER_PAGE_ROWS)
 
     def task(source_schema: pa.Schema) -> _LookupMerge:
         return _LookupMerge(
@@ -220,6 +226,7 @@ def run_lookup_merge(
             source_schema = rows.schema
         out = task(source_schema)(iter(rows.to_batches()))
         return gather([row for batch in out for row in batch.to_pylist()])
+    assert spark is not None and isinstance(source, DataFrame)
     partitions = statement_tasks(spark)  # the machine's parallelism, not the session's shuffle setting
     bucketing = bucket_expr(partition_points, key_range, partitions)
     if bucketing is not None:

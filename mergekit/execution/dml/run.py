@@ -215,7 +215,7 @@ def merge_by_index_lookups(
     stats: dict[str, Any] = {"table": table.full_name, "target": True, "lookup": True}
     ctx.scans.append(stats)
     return run_lookup_merge(
-        ctx.spark,
+        ctx.spark if planned.builder is not None else None,  # (the driver tier's own plan: no Spark at all)
         planned.plan,
         prepared.program,
         prepared.source,
