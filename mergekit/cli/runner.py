@@ -143,7 +143,11 @@ class Runner:
         from mergekit import Engine
 
         def spark() -> Any:
-            return start_local_spark(debug=self.state.debug)
+            session = start_local_spark(debug=self.state.debug)
+            if self._interrupts is not None and self._interrupts.requested.is_set():
+                # Ctrl-C while the statement started Spark: it has begun no Spark work, and stops here
+                raise KeyboardInterrupt
+            return session
 
         if self._catalogs is not None:
             catalogs, default_catalog, default_schema = self._catalogs

@@ -117,3 +117,30 @@ def test_an_unknown_first_word_is_named():
     ), proc.stderr
     _spark_not_tried(proc.stderr)
     no_traceback(proc)
+
+
+def test_statements_the_driver_tier_runs_start_no_spark(tmp_path):
+    """Issue 29: a command made of statements the driver tier runs (DDL, INSERT of constants, MERGE of VALUES,
+    UPDATE and DELETE by key, a scan of a small table) never starts a JVM: here there is no Java to start, and every
+    statement answers, on the CLI's default catalog (the partitioned connector over the journal)."""
+    warehouse = str(tmp_path / "wh")
+    script = (
+        "CREATE TABLE t (id integer, v varchar, PRIMARY KEY (id)); INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c'); "
+        "MERGE INTO t USING (VALUES (2, 'B'), (4, 'd')) s(id, v) ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v "
+        "WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v); UPDATE t SET v = 'A' WHERE id = 1; "
+        "DELETE FROM t WHERE id IN (3, 5); SELECT * FROM t ORDER BY id"
+    )
+    proc = mergekit("--warehouse", warehouse, "sql", script, env=NO_JAVA)
+    assert proc.returncode == 0, proc.stderr
+    _spark_not_tried(proc.stderr)
+    assert table_rows(proc.stdout)[-3:] == [["1", "A"], ["2", "B"], ["4", "d"]]
+    assert [line.split(" (")[0] for line in proc.stdout.splitlines() if line[:1].isupper()][:5] == [
+        "CREATE TABLE",
+        "INSERT 3",
+        "MERGE 2",
+        "UPDATE 1",
+        "DELETE 1",
+    ]
+    # a statement that needs Spark then tries to start it (and here cannot)
+    proc = mergekit("--warehouse", warehouse, "sql", "SELECT upper(v) FROM t", env=NO_JAVA)
+    assert proc.returncode == 1 and "JAVA" in proc.stderr.upper(), proc.stderr
