@@ -14,7 +14,7 @@ from mergekit.planner import driver_tier_enabled
 from mergekit.result import Result
 
 from .context import StatementContext
-from .driver_query import DriverQuery, plan_driver_query, run_driver_query
+from .driver_query import DriverQuery, plan_driver_query, run_driver_constants, run_driver_query
 from .results import SparkArrowSource, in_zones
 
 __all__ = ["run_query", "explain"]
@@ -24,6 +24,9 @@ def run_query(ctx: StatementContext, st: msql.Query) -> Result:
     if check_query_modality(ctx, st):  # SELECT STREAM (seed 001): a bounded run
         return run_stream_query(ctx, st)
     if driver_tier_enabled(ctx.properties):
+        done = run_driver_constants(st)  # the driver tier: SELECT of constants
+        if done is not None:
+            return done
         planned = plan_driver_query(ctx, st)  # the driver tier: a scan of one table read through the connector
         done = run_driver_query(ctx, planned) if isinstance(planned, DriverQuery) else None
         if done is not None:

@@ -210,6 +210,11 @@ class Query(Statement, Tree):
         None): the INSERT source ``VALUES (1, DEFAULT)``. ``DEFAULT`` anywhere else is a ``SYNTAX_ERROR``."""
         return Query(node=_defaults.replace_defaults(self.node, tuple(d.node if d else None for d in defaults)))
 
+    def constant_select(self) -> tuple[tuple[str, ...], tuple[Expression, ...]] | None:
+        """For ``SELECT 1, 'a' AS x`` (no FROM, no other clause): the output names and the expressions; else None."""
+        found = _simple_scan.constant_select(self.node)
+        return None if found is None else (found[0], tuple(Expression(v) for v in found[1]))
+
     def simple_scan(self) -> SimpleScan | None:
         """The query as a scan of one table the driver tier may read itself (``mergekit.sql.analysis.simple_scan``:
         columns or ``count(*)``, a WHERE, an ORDER BY of columns), its WHERE an :class:`Expression`; else None."""

@@ -141,6 +141,8 @@ def test_statements_the_driver_tier_runs_start_no_spark(tmp_path):
         "UPDATE 1",
         "DELETE 1",
     ]
+    proc = mergekit("sql", "SELECT 1", env=NO_JAVA, cwd=tmp_path)
+    assert (proc.returncode, table_rows(proc.stdout)) == (0, [["_col0"], ["1"]]), proc.stderr
     # a statement that needs Spark then tries to start it (and here cannot)
     proc = mergekit("--warehouse", warehouse, "sql", "SELECT upper(v) FROM t", env=NO_JAVA)
     assert proc.returncode == 1 and "JAVA" in proc.stderr.upper(), proc.stderr

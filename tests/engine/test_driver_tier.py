@@ -430,6 +430,44 @@ def test_a_query_agrees_on_both_tiers(spark, tmp_path, connector: str) -> None:
         engine.close()
 
 
+CONSTANT_SELECTS = [
+    # (query, the tier it takes when the driver tier is on)
+    ("SELECT 1", "driver"),
+    ("SELECT 1, 2 + 3, 'x' AS s, NULL, true, DATE '2020-01-01' + 1, 3000000000 * 2", "driver"),
+    ("SELECT -5 AS neg, 1 IN (1, 2) AS f, 1 IN (2, NULL) AS g, 'a' AS x, 'b' AS x", "driver"),
+    ("SELECT DATE '2020-01-01' AS d, DATE '2020-01-02' - DATE '2020-01-01' AS n, NULL IS NULL, 1 + NULL", "driver"),
+    ("SELECT 2147483647 + 1", "error"),
+    ("SELECT DATE '9999-12-31' + 1", "error"),
+    ("SELECT 'a' || 'b'", "spark"),
+    ("SELECT 1.5", "spark"),
+    ("SELECT -2147483648", "spark"),
+]
+
+
+def test_a_select_of_constants_agrees_on_both_tiers(spark) -> None:
+    """``SELECT 1`` (what ``mergekit sql`` is first tried with): the same names, types, nullability, values and
+    errors on both tiers."""
+    engine = Engine(spark=spark, catalogs={"lake": {"connector": "memory"}})
+    try:
+        for sql, tier in CONSTANT_SELECTS:
+            outcomes = []
+            for run in ("auto", "off"):
+                engine.execute(f"SET SESSION driver_tier = '{run}'")
+                try:
+                    result = engine.execute(sql)
+                    fields = [(f.name, f.type, f.nullable) for f in result.to_arrow().schema]
+                    outcomes.append((result.metrics.get("tier", "spark"), fields, result.rows()))
+                except MergekitError as err:
+                    outcomes.append(("error", err.code, str(err)))
+            engine.execute("RESET SESSION driver_tier")
+            (driver, spark_tier) = outcomes
+            assert driver[1:] == spark_tier[1:], sql
+            assert (driver[0], spark_tier[0]) == (tier, "spark" if tier != "error" else "error"), sql
+        assert engine.execute("SELECT 1, 'x' AS s").rows() == [(1, "x")]
+    finally:
+        engine.close()
+
+
 def test_a_driver_query_runs_no_spark_job_and_what_it_returns(spark) -> None:
     engine = Engine(spark=spark, catalogs={"lake": {"connector": "memory"}})
     try:

@@ -205,13 +205,14 @@ def test_engine_local_in_a_session_whose_workers_cannot_import_mergekit(tmp_path
 def test_engine_local_prints_nothing_while_spark_starts_but_an_error_that_stops_it(tmp_path: Path) -> None:
     """Issue 26, R7: ``Engine.local()`` printed Spark's start-up log ("Using Spark's default log4j profile", WARN
     NativeCodeLoader, "Setting default log level to WARN") on the user's terminal."""
-    program = "from mergekit import Engine; print(Engine.local().execute('SELECT 1 AS one').rows())"
+    # upper(): a statement that needs Spark (``SELECT 1`` runs on the driver tier, which starts none)
+    program = "from mergekit import Engine; print(Engine.local().execute('SELECT upper(\\'a\\') AS one').rows())"
     env = {k: v for k, v in os.environ.items() if k not in ("SPARK_CONF_DIR", "MERGEKIT_DRIVER_MEMORY")}
     proc = subprocess.run(
         [sys.executable, "-c", program], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == "[(1,)]\n"
+    assert proc.stdout == "[('A',)]\n"
     assert proc.stderr == ""
     # a session that cannot start still says why, in Spark's words, before the exception
     proc = subprocess.run(

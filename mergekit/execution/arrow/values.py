@@ -26,9 +26,9 @@ import pyarrow as pa
 from mergekit import sql as msql
 from mergekit.sql import Ref
 
-from .compiler import ArrowCompiler, Compiled, Unsupported, assign, assignable, value_family
+from .compiler import ArrowCompiler, Compiled, Unsupported, assign, assignable, column_of, value_family
 
-__all__ = ["SourceColumns", "ValuesProgram", "compile_source", "compile_values"]
+__all__ = ["SourceColumns", "ValuesProgram", "compile_constants", "compile_source", "compile_values"]
 
 
 @attrs.frozen
@@ -81,6 +81,15 @@ def _compiled_rows(rows: Sequence[Sequence[msql.Expression]], width: int) -> lis
                 return f"the value {expr.sql} is evaluated by Spark ({why})"
         compiled.append(tuple(values))
     return compiled
+
+
+def compile_constants(values: Sequence[msql.Expression]) -> list[pa.Array] | str:
+    """``SELECT 1, 'a'``: each value evaluated (in order: the first that fails raises its coded error) as a
+    one-row array of its type; or why Spark evaluates them."""
+    compiled = _compiled_rows([values], len(values))
+    if isinstance(compiled, str):
+        return compiled
+    return [column_of(v.fn(_ONE_ROW), 1, v.type) for v in compiled[0]]
 
 
 def compile_values(rows: Sequence[Sequence[msql.Expression]], types: Sequence[pa.DataType]) -> ValuesProgram | str:

@@ -6,6 +6,9 @@ that shape and nothing more (no join, subquery, set operation, GROUP BY, HAVING,
 travel, column alias or expression in the select list); the execution layer then reads the table through the
 connector on the driver, with the WHERE clause compiled by the one Arrow compiler (``mergekit.execution.driver_query``),
 and declines whatever it cannot do exactly as Spark would (the query then runs on Spark as before).
+
+:func:`constant_select` recognises ``SELECT expression [AS name], ...`` without FROM (``SELECT 1``), whose values the
+driver tier evaluates when every expression is in the Arrow compiler's subset.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from sqlglot import exp
 from mergekit.sql.names import TableRef
 from mergekit.sql.references import identifier_name, table_refs
 
-__all__ = ["SimpleScan", "simple_scan"]
+__all__ = ["SimpleScan", "simple_scan", "constant_select"]
 
 _SELECT_ARGS = {"expressions", "from_", "where", "order"}
 _TABLE_ARGS = {"this", "db", "catalog", "alias"}
@@ -97,3 +100,19 @@ def _column(node: exp.Expression, qualifiers: frozenset[str]) -> str | None:
     if qualifier is not None and identifier_name(qualifier).lower() not in qualifiers:
         return None
     return identifier_name(node.this)
+
+
+def constant_select(node: exp.Expression) -> tuple[tuple[str, ...], tuple[exp.Expression, ...]] | None:
+    """For ``SELECT expression [AS name], ...`` without FROM or any other clause: the output names (Trino's
+    ``_colN`` for an unnamed item, N its position) and the expressions; else None."""
+    if not isinstance(node, exp.Select) or any(v for k, v in node.args.items() if k != "expressions"):
+        return None
+    names: list[str] = []
+    values: list[exp.Expression] = []
+    for i, item in enumerate(node.expressions):
+        if isinstance(item, exp.Star) or item.find(exp.Column, exp.Select, exp.Star) is not None:
+            return None
+        named = isinstance(item, exp.Alias)
+        names.append(identifier_name(item.args["alias"]) if named else f"_col{i}")
+        values.append(item.this if named else item)
+    return (tuple(names), tuple(values)) if values else None
