@@ -12,7 +12,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import attrs
@@ -62,6 +62,9 @@ class _Interrupts:
     def __init__(self, engine: Any) -> None:
         self.engine = engine  # its Spark session, once a statement started it
         self.requested = threading.Event()
+        self._jobs: ExitStack | None = None  # the running statement's job group, once Spark runs
+        self._group: str | None = None
+        self._on_sigint: Callable[[int, Any], None] | None = None  # the running statement's Ctrl-C handler
         if _main_thread():
             # PySpark's handler calls into the JVM from the signal handler, on the connection the interrupted
             # call is waiting on (py4j's pinned threads); that breaks the call and prints py4j's tracebacks.
@@ -69,32 +72,46 @@ class _Interrupts:
 
     @contextmanager
     def statement(self) -> Iterator[None]:
-        from mergekit.execution.spark_jobs import cancel_statement_jobs, job_group
+        from mergekit.execution.spark_jobs import cancel_statement_jobs
 
-        # Spark not started yet: the statement may run on the driver tier, or start Spark itself; then its jobs are
-        # in no group, and Ctrl-C cancels every job of the session (the shell runs one statement at a time)
-        started = self.engine.spark_started
-        with job_group(self.engine.spark) if started else nullcontext(None) as group:
+        with ExitStack() as jobs:
+            self._jobs, self._group = jobs, None
+            if self.engine.spark_started:
+                self.spark_started(self.engine.spark)
             self.requested.clear()
 
             def on_sigint(signum: int, frame: Any) -> None:
                 if self.requested.is_set():
                     raise KeyboardInterrupt
                 self.requested.set()
-                if self.engine.spark_started:
+                if self._group is not None:  # else no Spark job runs yet (the statement may be starting Spark)
                     threading.Thread(
                         target=cancel_statement_jobs,
-                        args=(self.engine.spark, group),
+                        args=(self.engine.spark, self._group),
                         name="mergekit-cancel",
                         daemon=True,
                     ).start()
 
+            self._on_sigint = on_sigint
             previous = signal.signal(signal.SIGINT, on_sigint) if _main_thread() else None
             try:
                 yield
             finally:
                 if previous is not None:
                     signal.signal(signal.SIGINT, previous)
+                self._jobs, self._on_sigint = None, None
+        self._group = None
+
+    def spark_started(self, spark: Any) -> None:
+        """The running statement's Spark jobs (from now on: it may have started Spark itself) run in a job group of
+        their own, which Ctrl-C cancels with its future jobs. Called in the statement's thread."""
+        from mergekit.execution.spark_jobs import job_group
+
+        if self._jobs is not None and self._group is None:
+            self._group = self._jobs.enter_context(job_group(spark))
+            if _main_thread() and self._on_sigint is not None:
+                # PySpark's SparkContext just installed its own SIGINT handler (cancel all jobs, KeyboardInterrupt)
+                signal.signal(signal.SIGINT, self._on_sigint)
 
     def check(self) -> None:
         """Raise :class:`Cancelled` if Ctrl-C was pressed (between the batches of a query's rows)."""
@@ -144,9 +161,11 @@ class Runner:
 
         def spark() -> Any:
             session = start_local_spark(debug=self.state.debug)
-            if self._interrupts is not None and self._interrupts.requested.is_set():
-                # Ctrl-C while the statement started Spark: it has begun no Spark work, and stops here
-                raise KeyboardInterrupt
+            if self._interrupts is not None:
+                self._interrupts.spark_started(session)  # the statement that started it: its jobs in a group
+                if self._interrupts.requested.is_set():
+                    # Ctrl-C while the statement started Spark: it has begun no Spark work, and stops here
+                    raise KeyboardInterrupt
             return session
 
         if self._catalogs is not None:
