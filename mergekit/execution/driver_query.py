@@ -39,7 +39,7 @@ from mergekit.planner import cost
 from mergekit.result import Result
 from mergekit.spi import ColumnHandle, Constraint, NativeScan, NativeScanUnion
 
-from .arrow.compiler import ArrowCompiler, Compiled, Unsupported, mask_of, value_family
+from .arrow.compiler import ArrowCompiler, Compiled, Unsupported, mask_of, spark_not_null, value_family
 from .arrow.rows import PageColumns
 from .arrow.values import compile_constants
 from .context import StatementContext
@@ -155,23 +155,6 @@ def plan_driver_query(ctx: StatementContext, st: msql.Query) -> DriverQuery | st
     )
 
 
-_NEVER_NULL_OPS = frozenset(
-    {"add", "subtract", "multiply", "negate", "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "not", "in"}
-)
-
-
-def _never_null(node: msql.Lowered) -> bool:
-    """Whether Spark types a constant expression NOT NULL: literals and what operators make of them, except NULL
-    and dates (a DATE literal is a cast in Spark: nullable in the Spark tier's result)."""
-    if isinstance(node, msql.Const):
-        return node.value is not None and node.kind != "date"
-    if isinstance(node, msql.Apply):
-        if node.op in ("is_null", "is_not_null"):
-            return True
-        return node.op in _NEVER_NULL_OPS and all(_never_null(a) for a in node.args)
-    return False
-
-
 def run_driver_constants(st: msql.Query) -> Result | None:
     """``SELECT 1, 'a' AS x`` (no FROM) evaluated in this process, or None when Spark evaluates it (a value outside
     the Arrow compiler's subset). The columns are named and typed as the Spark tier's result (``_colN``)."""
@@ -185,7 +168,7 @@ def run_driver_constants(st: msql.Query) -> Result | None:
     fields = []
     for name, value, array in zip(names, values, arrays, strict=True):
         lowered = value.lowered()
-        never_null = lowered is not None and _never_null(lowered) and not pa.types.is_null(array.type)
+        never_null = lowered is not None and spark_not_null(lowered) and not pa.types.is_null(array.type)
         fields.append(pa.field(name, arrow_type(spark_type(array.type)), nullable=not never_null))
     schema = pa.schema(fields)
     table = pa.Table.from_arrays([a.cast(f.type) for a, f in zip(arrays, schema, strict=True)], schema=schema)

@@ -51,6 +51,7 @@ __all__ = [
     "days_between",
     "mask_of",
     "shift_dates",
+    "spark_not_null",
     "value_family",
 ]
 
@@ -596,3 +597,20 @@ def _scalar_lookup(outer: Sequence[Compiled], lookup: Lookup) -> Evaluator:
         return pa.array(values, type=lookup.value_type)
 
     return run
+
+
+_NEVER_NULL_OPS = frozenset(
+    {"add", "subtract", "multiply", "negate", "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "not", "in"}
+)
+
+
+def spark_not_null(node: Any) -> bool:
+    """Whether Spark types a constant expression NOT NULL: literals and what operators make of them, except NULL
+    and dates (a DATE literal is a cast in Spark: nullable in the Spark tier's result)."""
+    if isinstance(node, Const):
+        return node.value is not None and node.kind != "date"
+    if isinstance(node, Apply):
+        if node.op in ("is_null", "is_not_null"):
+            return True
+        return node.op in _NEVER_NULL_OPS and all(spark_not_null(a) for a in node.args)
+    return False

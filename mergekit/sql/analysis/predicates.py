@@ -17,7 +17,7 @@ from sqlglot import exp
 from mergekit.sql.model import Expression, Query, TableRef
 from mergekit.sql.references import column_refs, identifier_name, table_ref_of
 
-__all__ = ["scan_constraints", "predicate_constraints", "equi_join_keys"]
+__all__ = ["scan_constraints", "predicate_constraints", "equi_join_keys", "conjuncts"]
 
 
 # ---- predicates for partition pruning -----------------------------------------------------------------
@@ -53,11 +53,12 @@ def _literal(node: exp.Expression) -> tuple[bool, Any]:
     return False, None
 
 
-def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
+def conjuncts(node: exp.Expression) -> list[exp.Expression]:
+    """The AND-ed conjuncts of ``node`` (parentheses dropped), in the order written."""
     if isinstance(node, exp.And):
-        return _conjuncts(node.this) + _conjuncts(node.expression)
+        return conjuncts(node.this) + conjuncts(node.expression)
     if isinstance(node, exp.Paren):
-        return _conjuncts(node.this)
+        return conjuncts(node.this)
     return [node]
 
 
@@ -86,7 +87,7 @@ def predicate_constraints(expression: Expression, qualifiers: set[str | None]) -
         elif item[0] == "values":
             out[col] = item  # equality is the stronger condition
 
-    for c in _conjuncts(expression.node):
+    for c in conjuncts(expression.node):
         if isinstance(c, exp.EQ | exp.GT | exp.GTE | exp.LT | exp.LTE):
             left, right = c.this, c.expression
             col, (ok, value) = column_of(left), _literal(right)
@@ -180,7 +181,7 @@ def equi_join_keys(expression: Expression, left: str, right: str) -> list[tuple[
         return qualifier if qualifier in (left.lower(), right.lower()) else None
 
     pairs: list[tuple[Expression, Expression]] = []
-    for c in _conjuncts(expression.node):
+    for c in conjuncts(expression.node):
         if not isinstance(c, exp.EQ):
             continue
         a, b = side(c.this), side(c.expression)

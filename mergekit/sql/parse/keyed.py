@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from mergekit.sql.analysis.predicates import conjuncts
 from mergekit.sql.model import Delete, Expression, Merge, MergeAction, MergeCase, MergeCaseKind, Relation, Update
 from mergekit.sql.references import identifier_name
 
@@ -20,14 +21,6 @@ __all__ = ["KEYS_ALIAS", "KEY_COLUMN", "keyed_as_merge"]
 
 KEYS_ALIAS = "$keys"
 KEY_COLUMN = "$key"
-
-
-def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
-    if isinstance(node, exp.And):
-        return _conjuncts(node.this) + _conjuncts(node.expression)
-    if isinstance(node, exp.Paren):
-        return _conjuncts(node.this)
-    return [node]
 
 
 def _is_literal(node: exp.Expression) -> bool:
@@ -53,7 +46,7 @@ def _named_keys(where: exp.Expression, qualifiers: set[str | None]) -> list[tupl
         return None
 
     found: list[tuple[str, list[exp.Expression]]] = []
-    for c in _conjuncts(where):
+    for c in conjuncts(where):
         column: str | None = None
         values: list[exp.Expression] = []
         if isinstance(c, exp.EQ):
