@@ -84,6 +84,9 @@ def test_result_rows_iteration_pandas_and_streamed_results(spark):
     assert frame["name"].tolist()[0] == "a"
     assert [b.num_rows for b in res.batches(2)] == [2]
 
+    small = engine.execute(query, stream=True)  # a small table read by the driver tier: the result holds its rows
+    assert (small.metrics["tier"], list(small)) == ("driver", res.rows())
+    engine.execute("SET SESSION driver_tier = 'off'")  # from here on Spark's reading, a partition at a time
     streamed = engine.execute(query, stream=True)
     assert streamed.table is None and streamed.is_query
     assert streamed.columns == ["id", "name", "amount"]

@@ -27,7 +27,8 @@ CASES = [
     ("journal", "INSERT INTO t SELECT 10, 'ten'", "insert_from_source"),
     ("journal", "INSERT INTO t VALUES (10, 'ten')", "driver_append"),
     ("memory", "UPDATE t SET v = 'z' WHERE id = 1", "target_scan"),
-    ("journal", "DELETE FROM t WHERE id = 2", "target_scan"),
+    ("journal", "DELETE FROM t WHERE id = 2", "index_lookup"),  # by key: the MERGE it means, on the driver tier
+    ("journal", "DELETE FROM t WHERE v = 'b'", "target_scan"),
 ]
 
 
