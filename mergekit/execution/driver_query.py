@@ -37,7 +37,7 @@ from mergekit.catalogs import ResolvedTable
 from mergekit.errors import MergekitError
 from mergekit.planner import cost
 from mergekit.result import Result
-from mergekit.spi import ColumnHandle, Constraint, NativeScan, NativeScanUnion
+from mergekit.spi import ColumnHandle, ConnectorSplit, Constraint, NativeScan, NativeScanUnion
 
 from .arrow.compiler import ArrowCompiler, Compiled, Unsupported, mask_of, spark_not_null, value_family
 from .arrow.rows import PageColumns
@@ -82,6 +82,7 @@ class DriverQuery:
     where: Compiled | None
     sort: tuple[tuple[str, str], ...]
     nulls: str
+    splits: tuple[ConnectorSplit, ...] | None = None  # the native scan's own splits (known keys), else get_splits
 
 
 def plan_driver_query(ctx: StatementContext, st: msql.Query) -> DriverQuery | str:
@@ -152,6 +153,8 @@ def plan_driver_query(ctx: StatementContext, st: msql.Query) -> DriverQuery | st
         where=where,
         sort=tuple(sort),
         nulls="at_start" if placements == {True} else "at_end",
+        # a native scan of splits only (the journal's read of known keys: those keys' rows) is read as it is
+        splits=tuple(native.splits) if isinstance(native, NativeScanUnion) and not native.scans else None,
     )
 
 
@@ -198,9 +201,11 @@ def run_driver_query(ctx: StatementContext, q: DriverQuery) -> Result | None:
     table = q.table
     session = ctx.session(table.catalog)
     columns = list(q.read)
-    splits = table.connector.get_split_manager().get_splits(
-        session=session, table_handle=table.handle, columns=columns, constraint=q.constraint
-    )
+    splits = q.splits
+    if splits is None:
+        splits = table.connector.get_split_manager().get_splits(
+            session=session, table_handle=table.handle, columns=columns, constraint=q.constraint
+        )
     schema = pa.schema([pa.field(c.name, c.type) for c in columns])
     provider = table.connector.get_page_source_provider()
     pages: list[pa.RecordBatch] = []
