@@ -251,7 +251,7 @@ class Runner:
                 return 1
         if not pieces:
             raise MergekitError(ErrorCode.SYNTAX_ERROR, "No statement to run")
-        self.engine  # the engine before the first statement's clock starts (Spark: with the first that needs it)  # noqa: B018
+        self.engine  # before the first statement's clock (Spark starts with the first that needs it)  # noqa: B018
         for number, piece in enumerate(pieces, 1):
             try:
                 self.run_and_show(piece, echo=echo)

@@ -179,9 +179,10 @@ class StatementRunner:
         spark: bool = True,
     ) -> _T:
         """``fn(ctx)`` as one statement: under the lock, with mergekit's Spark settings from its first use of the
-        session (``ctx.spark``) to its end, its views dropped at the end, any failure a :class:`MergekitError`. ``spark=False``: ``fn`` runs no Spark (it only talks to connectors on
-        the driver), so it needs neither the settings nor the lock that keeps Spark statements one at a time; the
-        connectors' metadata is thread-safe (``mergekit.spi``)."""
+        session (``ctx.spark``) to its end, its views dropped at the end, any failure a :class:`MergekitError`.
+        ``spark=False``: ``fn`` runs no Spark (it only talks to connectors on the driver), so it needs neither the
+        settings nor the lock that keeps Spark statements one at a time; the connectors' metadata is thread-safe
+        (``mergekit.spi``)."""
         options = {"stream": stream, "overrides": overrides, "connector_properties": connector_properties}
         if not spark:
             with self.statement(**options, user_zone=self._caller_zone) as ctx:

@@ -27,6 +27,7 @@ from mergekit.errors import ErrorCode, MergekitError
 logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL + 1)
 
 __all__ = [
+    "ARROW_BATCH_ROWS",
     "local_session",
     "applied_conf",
     "conf_for_block",
@@ -70,6 +71,10 @@ def _with_excluded_rules(current: str | None) -> str:
 SparkLog = Literal["errors", "off", "spark"]
 
 
+# the rows of an Arrow batch to and from Python workers in mergekit's sessions (and of a page the driver tier writes)
+ARROW_BATCH_ROWS = 65536
+
+
 def local_session(
     *,
     master: str | None = None,
@@ -104,7 +109,7 @@ def local_session(
         "spark.sql.shuffle.partitions": str(shuffle_partitions or max(2, cores)),
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         # Arrow batches to and from Python workers (scans, processors, sinks): fewer, larger pages
-        "spark.sql.execution.arrow.maxRecordsPerBatch": "65536",
+        "spark.sql.execution.arrow.maxRecordsPerBatch": str(ARROW_BATCH_ROWS),
         # Native scans name their files one by one (a journal's deltas: hundreds); above this many paths Spark
         # lists them with a distributed job, which costs more than listing them on the driver.
         "spark.sql.sources.parallelPartitionDiscovery.threshold": "1024",

@@ -33,7 +33,7 @@ from pyspark.sql import types as T
 from mergekit.execution.arrow.cases import JoinedRows, LookupProgram, evaluate_cases
 from mergekit.execution.arrow.compiler import value_family
 from mergekit.execution.scan import conform_page
-from mergekit.execution.session import statement_tasks
+from mergekit.execution.session import ARROW_BATCH_ROWS, statement_tasks
 from mergekit.planner import MergePlan
 from mergekit.spi import (
     ColumnHandle,
@@ -173,10 +173,6 @@ def bucket_expr(points: Sequence[Any], key_range: tuple[Any, Any] | None, partit
     return f"CASE {spread} {whens} ELSE {ranges - 1} END", ranges
 
 
-# the rows of a page a lookup task writes when no Spark session says (mergekit's spark.sql.execution.arrow.maxRecordsPerBatch)
-DRIVER_PAGE_ROWS = 65536
-
-
 def run_lookup_merge(
     spark: SparkSession | None,
     plan: MergePlan,
@@ -202,7 +198,7 @@ def run_lookup_merge(
     ``spark`` is None for a source the driver tier evaluated itself (no Spark is used: none may have started)."""
     writer = MergeWriter.of(plan, provider, session, merge_handle, processing=True)
     batch = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch") if spark is not None else None
-    page_rows = int(batch or DRIVER_PAGE_ROWS)
+    page_rows = int(batch or ARROW_BATCH_ROWS)  # (no session: mergekit's own setting)
 
     def task(source_schema: pa.Schema) -> _LookupMerge:
         return _LookupMerge(

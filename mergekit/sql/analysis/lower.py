@@ -23,7 +23,17 @@ from sqlglot import exp
 from mergekit.sql.references import identifier_name
 from mergekit.sql.spark.types import DATE_DAYS, date_overflow_message
 
-__all__ = ["Ref", "Const", "Apply", "Lowered", "lower", "conjunct_count", "DATE_DAYS", "date_overflow_message"]
+__all__ = [
+    "Ref",
+    "Const",
+    "Apply",
+    "Lowered",
+    "lower",
+    "is_literal",
+    "conjunct_count",
+    "DATE_DAYS",
+    "date_overflow_message",
+]
 
 
 @attrs.frozen
@@ -130,6 +140,13 @@ def lower(node: exp.Expression) -> Lowered | None:
     if left is None or right is None:
         return None
     return Apply(op, (left, right))
+
+
+def is_literal(node: exp.Expression) -> bool:
+    """Whether ``node`` lowers to a non-NULL literal (an INTEGER, BIGINT, string, boolean or ``DATE`` literal, a
+    negative number)."""
+    lowered = lower(node)
+    return isinstance(lowered, Const) and lowered.value is not None
 
 
 def conjunct_count(node: exp.Expression) -> int:

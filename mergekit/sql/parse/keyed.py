@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from mergekit.sql.analysis.lower import is_literal
 from mergekit.sql.analysis.predicates import conjuncts
 from mergekit.sql.model import Delete, Expression, Merge, MergeAction, MergeCase, MergeCaseKind, Relation, Update
 from mergekit.sql.references import identifier_name
@@ -21,19 +22,6 @@ __all__ = ["KEYS_ALIAS", "KEY_COLUMN", "keyed_as_merge"]
 
 KEYS_ALIAS = "$keys"
 KEY_COLUMN = "$key"
-
-
-def _is_literal(node: exp.Expression) -> bool:
-    """A number, string, ``-number`` or ``DATE '...'`` literal (what the key values may be written as)."""
-    if isinstance(node, exp.Paren):
-        return _is_literal(node.this)
-    if isinstance(node, exp.Literal):
-        return True
-    if isinstance(node, exp.Neg):
-        return isinstance(node.this, exp.Literal) and not node.this.is_string
-    if isinstance(node, exp.Cast):
-        return isinstance(node.this, exp.Literal) and node.this.is_string and node.to.this == exp.DataType.Type.DATE
-    return False
 
 
 def _named_keys(where: exp.Expression, qualifiers: set[str | None]) -> list[tuple[str, list[exp.Expression]]]:
@@ -51,13 +39,13 @@ def _named_keys(where: exp.Expression, qualifiers: set[str | None]) -> list[tupl
         values: list[exp.Expression] = []
         if isinstance(c, exp.EQ):
             for left, right in ((c.this, c.expression), (c.expression, c.this)):
-                if column_of(left) is not None and _is_literal(right):
+                if column_of(left) is not None and is_literal(right):
                     column, values = column_of(left), [right]
                     break
         elif isinstance(c, exp.In) and not c.args.get("query") and not c.args.get("not"):
             column = column_of(c.this)
             values = list(c.expressions)
-            if not values or not all(_is_literal(v) for v in values):
+            if not values or not all(is_literal(v) for v in values):
                 column = None
         if column is not None:
             unique = {v.sql(): v for v in values}
