@@ -43,7 +43,15 @@ from bench.systems import (
     _copy_warehouse,
     _session,
 )
-from bench.workload import expected_rows, generate, generate_history, label, shape
+from bench.workload import (
+    expected_rows,
+    generate,
+    generate_history,
+    generate_target,
+    label,
+    shape,
+    target_root,
+)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -430,6 +438,15 @@ def _ensure_load(system: str, paths: dict[str, str], n_target: int, reload: bool
     with open(marker, "w") as f:
         json.dump(info, f)
     return {**info, "base": base, "cached": False}
+
+
+def loaded_journal(data: str, n_target: int, seed: int, reload: bool) -> dict[str, Any]:
+    """The journal table of T of ``n_target`` rows (bench/workload.py), as ``bench.run`` loads and caches it
+    (``T-<n>-seed<seed>/loaded-journal``; BIGINT versions, ``PRIMARY KEY (id)``): ``_ensure_load``'s answer
+    (``base``: the folder whose ``warehouse`` holds the table, ``seconds``, ``cached`` ...) plus ``T``, the folder
+    of T's Parquet files. For the benches that start from that table alone (bench.small_commits, bench.cold)."""
+    paths = {"T": generate_target(data, n_target, seed), "root": target_root(data, n_target, seed)}
+    return {**_ensure_load("journal", paths, n_target, reload), "T": paths["T"]}
 
 
 def _now() -> str:
