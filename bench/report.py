@@ -23,6 +23,14 @@ def _pair_key(n_t: int, n_s: int) -> str:
     return f"{label(n_t)}_{label(n_s)}"
 
 
+def _issue_key(n_t: int, n_s: int) -> str:
+    """The key of a size in issue 29's ratio names: ``1M_100k``, ``10M_1M``; a 1-row source ``1row`` (into 10M
+    rows, the bench's 1-row size) or ``200k_1row``."""
+    if n_s == 1:
+        return "1row" if n_t == 10_000_000 else f"{label(n_t)}_1row"
+    return _pair_key(n_t, n_s)
+
+
 def _fmt(st: dict[str, float] | None) -> str:
     """``median (min–max)`` seconds, or the one value."""
     if not st:
@@ -97,6 +105,12 @@ def _summary_lines(report: dict[str, Any]) -> list[str]:
             if system == "journal" or not base or not s.get("warm_stats"):
                 continue
             lines.append(f"ratio journal_vs_{system}_{key} {base['median'] / s['warm_stats']['median']:.2f}")
+        # issue 29's names (its targets: docs/performance.md): mergekit's warm median over the other's
+        key29 = _issue_key(entry["n_target"], entry["n_source"])
+        for first, other in (("journal", "duckdb"), ("partitioned", "journal")):
+            a, b = (systems.get(x, {}).get("warm_stats") for x in (first, other))
+            if a and b:
+                lines.append(f"ratio {key29}_{first}_vs_{other} {a['median'] / b['median']:.2f}")
         if entry["n_source"] == 1:
             for system, s in systems.items():
                 for kind in ("cold", "warm"):
