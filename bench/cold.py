@@ -45,7 +45,7 @@ from typing import Any
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from bench.harness import _copy_warehouse, _loadavg, _machine, _now, _size, loaded_journal  # noqa: E402
+from bench.harness import _copy_warehouse, _loadavg, _now, _size, loaded_journal, start_report  # noqa: E402
 from bench.small_commits import AMOUNT_LITERALS, UPSERT  # noqa: E402
 from bench.workload import label  # noqa: E402
 
@@ -125,19 +125,11 @@ def main() -> None:
     p.add_argument("--json", default=None, help="write the RESULT to this JSON file")
     args = p.parse_args()
     n_rows = _size(args.rows)
-    out: dict[str, Any] = {
-        "command": " ".join([".venv/bin/python", "-m", "bench.cold", *sys.argv[1:]]),
-        "started": _now(),
-        "machine": _machine(),
-        "settings": {"runs": args.runs, "amount_literal": args.amount_literal, "seed": args.seed},
-        "rows": n_rows,
-        "loadavg_start": _loadavg(),
-    }
+    settings = {"rows": n_rows, "runs": args.runs, "amount_literal": args.amount_literal, "seed": args.seed}
+    out = start_report("bench.cold", settings)
     print(f"[cold] load average at start: {out['loadavg_start']}", flush=True)
-    info = loaded_journal(args.data, n_rows, args.seed, args.reload)
-    out["load"] = {k: info[k] for k in ("seconds", "rows", "cached", "loaded_at")}
-    how = f"cached, loaded {info['loaded_at']}" if info["cached"] else "now"
-    print(f"[cold] T ({info['rows']} rows) loaded in {info['seconds']:.1f}s ({how})", flush=True)
+    info = loaded_journal(args.data, n_rows, args.seed, args.reload, "cold")
+    out["load"] = info["load"]
     run_dir = os.path.join(args.data, f"cold-{label(n_rows)}-seed{args.seed}")
     warehouse = os.path.join(run_dir, "warehouse")
     amount = AMOUNT_LITERALS[args.amount_literal](1225)

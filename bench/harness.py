@@ -440,13 +440,18 @@ def _ensure_load(system: str, paths: dict[str, str], n_target: int, reload: bool
     return {**info, "base": base, "cached": False}
 
 
-def loaded_journal(data: str, n_target: int, seed: int, reload: bool) -> dict[str, Any]:
+def loaded_journal(data: str, n_target: int, seed: int, reload: bool, tag: str) -> dict[str, Any]:
     """The journal table of T of ``n_target`` rows (bench/workload.py), as ``bench.run`` loads and caches it
-    (``T-<n>-seed<seed>/loaded-journal``; BIGINT versions, ``PRIMARY KEY (id)``): ``_ensure_load``'s answer
-    (``base``: the folder whose ``warehouse`` holds the table, ``seconds``, ``cached`` ...) plus ``T``, the folder
-    of T's Parquet files. For the benches that start from that table alone (bench.small_commits, bench.cold)."""
+    (``T-<n>-seed<seed>/loaded-journal``; BIGINT versions, ``PRIMARY KEY (id)``), for the benches that start from
+    that table alone (bench.small_commits, bench.cold): ``_ensure_load``'s answer (``base``: the folder whose
+    ``warehouse`` holds the table), ``T`` (the folder of T's Parquet files) and ``load`` (what the report keeps of
+    the load); says how it was loaded in a line that starts with ``[tag]``."""
     paths = {"T": generate_target(data, n_target, seed), "root": target_root(data, n_target, seed)}
-    return {**_ensure_load("journal", paths, n_target, reload), "T": paths["T"]}
+    info = _ensure_load("journal", paths, n_target, reload)
+    how = f"cached, loaded {info['loaded_at']}" if info["cached"] else "now"
+    print(f"[{tag}] T ({info['rows']} rows) loaded in {info['seconds']:.1f}s ({how})", flush=True)
+    load = {k: info[k] for k in ("seconds", "rows", "cached", "loaded_at")}
+    return {**info, "T": paths["T"], "load": load}
 
 
 def _now() -> str:

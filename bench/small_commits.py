@@ -66,7 +66,7 @@ from typing import Any
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from bench.harness import _copy_warehouse, _loadavg, _machine, _now, _size, loaded_journal  # noqa: E402
+from bench.harness import _copy_warehouse, _loadavg, _now, _size, loaded_journal, start_report  # noqa: E402
 from bench.systems import COLUMNS, COMPACT_SQL, READ_SQL  # noqa: E402
 from bench.workload import EPOCH, label  # noqa: E402
 
@@ -179,27 +179,16 @@ def main() -> None:
     args = p.parse_args()
     n_rows = _size(args.rows)
     problems: list[str] = []
-    out: dict[str, Any] = {
-        "command": " ".join([".venv/bin/python", "-m", "bench.small_commits", *sys.argv[1:]]),
-        "started": _now(),
-        "machine": _machine(),
-        "settings": {
-            k: getattr(args, k)
-            for k in ("commits", "batch", "new_fraction", "amount_literal", "window", "warmup", "reads", "seed")
-        },
-        "rows": n_rows,
-        "loadavg_start": _loadavg(),
-    }
+    names = ("commits", "batch", "new_fraction", "amount_literal", "window", "warmup", "reads", "seed")
+    out = start_report("bench.small_commits", {"rows": n_rows, **{k: getattr(args, k) for k in names}})
     print(f"[small] load average at start: {out['loadavg_start']}", flush=True)
 
     # the table: a copy of bench.run's loaded journal table (data files hard-linked)
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    info = loaded_journal(args.data, n_rows, args.seed, args.reload)
-    out["load"] = {k: info[k] for k in ("seconds", "rows", "cached", "loaded_at")}
-    how = f"cached, loaded {info['loaded_at']}" if info["cached"] else "now"
-    print(f"[small] T ({info['rows']} rows) loaded in {info['seconds']:.1f}s ({how})", flush=True)
+    info = loaded_journal(args.data, n_rows, args.seed, args.reload, "small")
+    out["load"] = info["load"]
     run_dir = os.path.join(args.data, f"small-commits-{label(n_rows)}-seed{args.seed}")
     shutil.rmtree(run_dir, ignore_errors=True)
     warehouse = os.path.join(run_dir, "warehouse")
