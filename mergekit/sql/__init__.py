@@ -4,7 +4,15 @@ DDL and STREAM) into an immutable statement model, and renders expressions as Sp
 from __future__ import annotations
 
 from mergekit.sql.analysis.guard import predicates_may_fail
-from mergekit.sql.analysis.lower import DATE_DAYS, Apply, Const, Lowered, Ref, date_overflow_message
+from mergekit.sql.analysis.lower import (
+    DATE_DAYS,
+    DECIMAL_LITERAL_DIGITS,
+    Apply,
+    Const,
+    Lowered,
+    Ref,
+    date_overflow_message,
+)
 from mergekit.sql.analysis.lower_rows import KEY_PREFIX, VALUE_COLUMN, SubqueryRef, lower_for_rows
 from mergekit.sql.analysis.predicates import equi_join_keys, predicate_constraints, scan_constraints
 from mergekit.sql.analysis.simple_scan import SimpleScan
@@ -121,6 +129,7 @@ __all__ = [
     "like_matches",
     "Apply",
     "DATE_DAYS",
+    "DECIMAL_LITERAL_DIGITS",
     "date_overflow_message",
     "Const",
     "Lowered",

@@ -33,7 +33,9 @@ CASES = [
     ("INSERT INTO t (nn, k) VALUES (1, 5 % 0)", "spark"),
     # what the driver leaves to Spark: its analysis, its functions, the literals the Arrow compiler does not type
     ("INSERT INTO t (nn, v) VALUES (1, upper('x'))", "spark"),
-    ("INSERT INTO t (nn, d) VALUES (1, 1.5), (2, 2.5e0)", "spark"),
+    ("INSERT INTO t (nn, d) VALUES (1, 1.5), (2, 2.5e0), (3, -0.1), (4, DOUBLE '1e-3')", "driver"),
+    ("INSERT INTO t (nn, k) VALUES (1, 1.5)", "spark"),  # a DECIMAL into an INTEGER: Spark's rounding cast
+    ("INSERT INTO t (nn, d) VALUES (1, 1234567890123456.5)", "spark"),  # 17 digits: beyond the lowering's DECIMALs
     ("INSERT INTO t (nn, k) VALUES (1, 3000000000)", "spark"),
     ("INSERT INTO t (nn, v) VALUES (1, 5)", "spark"),
     ("INSERT INTO t (nn, k) VALUES (1, 2), (3, 'x')", "spark"),
@@ -227,6 +229,55 @@ MERGES = [
         "driver",  # a DECIMAL the driver does not type: Spark types it, the lookup runs on the driver
     ),
 ]
+
+
+NUMERIC = "CREATE TABLE {name} (id integer, amount double, price decimal(10, 2), PRIMARY KEY (id))"
+NUMERIC_MERGES = [
+    # DOUBLE and DECIMAL literals in the source: DOUBLE arithmetic with a DECIMAL operand converts it (correctly
+    # rounded, as Spark's Decimal.toDouble); a DECIMAL widens exactly into DECIMAL(10, 2)
+    (
+        "MERGE INTO {t} AS t USING (VALUES (1, 12.25, 1.5E0), (2000, 0.1, 2.5E-1), (3, 0.07, -0.0E0)) "
+        "s(id, p, a) ON t.id = s.id WHEN MATCHED THEN UPDATE SET amount = t.amount + s.p + s.a, price = s.p "
+        "WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.a, s.p)",
+        "driver",
+    ),
+    (
+        "MERGE INTO {t} AS t USING (VALUES (4, DOUBLE '0.1'), (5, -1.5E0)) s(id, a) ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET amount = -s.a * 3 + t.amount",
+        "driver",
+    ),
+    (
+        "MERGE INTO {t} AS t USING (VALUES (6, 0.333), (7, 1.05)) s(id, p) ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET price = s.p",  # three decimals into DECIMAL(10, 2): Spark rounds
+        "spark",
+    ),
+    ("UPDATE {t} SET amount = amount * 0.1 + 0.000001 WHERE id IN (8, 9)", "driver"),
+    ("UPDATE {t} SET price = 12.5 WHERE id = 8", "driver"),
+]
+
+
+def test_double_and_decimal_literals_agree_on_both_tiers(spark, tmp_path) -> None:
+    engine = Engine(spark=spark, catalogs={"lake": _catalog("journal", tmp_path)})
+    try:
+        for sql, tier in NUMERIC_MERGES:
+            outcomes = []
+            for mode in ("auto", "off"):
+                name = f"n{next(_tables)}"
+                engine.execute(NUMERIC.format(name=name))
+                engine.execute(
+                    f"INSERT INTO {name} VALUES " + ", ".join(f"({i}, {i}.1E0, {i}.05)" for i in range(1, 11))
+                )
+                engine.execute(f"SET SESSION driver_tier = '{mode}'")
+                try:
+                    result = engine.execute(sql.format(t=name))
+                finally:
+                    engine.execute("RESET SESSION driver_tier")
+                rows = engine.execute(f"SELECT * FROM {name} ORDER BY id").rows()
+                outcomes.append((result.metrics.get("tier"), result.row_count, rows))
+            assert outcomes[0][1:] == outcomes[1][1:], sql
+            assert (outcomes[0][0], outcomes[1][0]) == (tier, "spark"), sql
+    finally:
+        engine.close()
 
 
 def _merge_outcome(engine: Engine, sql: str, tier: str) -> tuple:

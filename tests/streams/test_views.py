@@ -107,7 +107,7 @@ def test_a_tables_change_feed_as_a_stream(lake: Engine) -> None:
         lake,
         "ALTER TABLE Products SET PROPERTIES bogus = true",
         ErrorCode.INVALID_TABLE_PROPERTY,
-        "table property 'bogus' does not exist. Valid properties: change_feed_stream",
+        "table property 'bogus' does not exist. Valid properties: auto_compact, auto_compact_files, change_feed_stream",
     )
     fails(
         lake,

@@ -4,6 +4,7 @@ WHEN clauses pick rows, how keys are cut into ranges, and the journal's cut poin
 from __future__ import annotations
 
 import datetime
+import decimal
 
 import pyarrow as pa
 import pytest
@@ -33,7 +34,12 @@ def test_lowering_covers_a_closed_subset() -> None:
     )
     assert parse_expression("DATE '2024-02-29'").lowered() == Const(datetime.date(2024, 2, 29), "date")
     assert parse_expression("Upper(V)").lowered() is None  # functions
-    assert parse_expression("1.5").lowered() is None  # DECIMAL literals
+    assert parse_expression("1.5").lowered() == Const(decimal.Decimal("1.5"), "decimal")
+    assert parse_expression("-0.05").lowered() == Const(decimal.Decimal("-0.05"), "decimal")
+    assert parse_expression("1234567890123456.5").lowered() is None  # a DECIMAL of more than 15 digits
+    assert parse_expression("1.5E0").lowered() == Const(1.5, "double")
+    assert parse_expression("DOUBLE '2e-3'").lowered() == Const(0.002, "double")
+    assert parse_expression("DOUBLE 'NaN'").lowered() is None  # Spark's and Trino's spellings of it differ
     assert parse_expression("3000000000").lowered() == Const(3000000000, "bigint")
     assert parse_expression("2147483648").lowered() is None  # its negation is an INTEGER
     assert parse_expression("9223372036854775808").lowered() is None  # a DECIMAL

@@ -112,6 +112,7 @@ _SCHEMA = [
         PRIMARY KEY (schema_name, view_name)
     )""",
     "CREATE INDEX IF NOT EXISTS mk_files_live ON mk_files (table_id, removed_seq, added_seq)",
+    "CREATE INDEX IF NOT EXISTS mk_files_added ON mk_files (table_id, added_seq)",
     "CREATE INDEX IF NOT EXISTS mk_commits_merge ON mk_commits (merge_id)",
 ]
 

@@ -40,6 +40,7 @@ from mergekit.spi import (
 )
 
 from ._catalog import Cursor
+from ._compaction import auto_compact
 from ._config import BIGINT
 from ._evolution import with_columns
 from ._handles import (
@@ -170,6 +171,8 @@ class CommitMetadata(SnapshotMetadata):
         except BaseException:
             self._delete_merge_dir(h, merge_handle.merge_id)
             raise
+        if frags:
+            auto_compact(self, [h])  # after the commit: never fails it (``_compaction``)
 
     def _checked(
         self, merge_handle: JournalMergeHandle, h: JournalTableHandle, frags: list[JournalFragment]
@@ -228,6 +231,7 @@ class CommitMetadata(SnapshotMetadata):
         for mh in handles:
             if id(mh) not in committed:
                 self._delete_merge_dir(mh.table_handle, mh.merge_id)  # type: ignore[arg-type]
+        auto_compact(self, [mh.table_handle for mh, frags, _ in prepared if frags])  # type: ignore[misc]
 
     def abort_merge(self, *, session: ConnectorSession, merge_handle: ConnectorMergeTableHandle) -> None:
         """Delete what the sinks wrote, unless the merge committed after all."""

@@ -20,7 +20,7 @@ from mergekit.spi import (
 
 from ._catalog import open_catalog
 from ._config import JournalConfig, parse_config
-from ._handles import CHANGE_STREAM_PROPERTY
+from ._handles import AUTO_COMPACT_FILES, AUTO_COMPACT_FILES_PROPERTY, AUTO_COMPACT_PROPERTY, CHANGE_STREAM_PROPERTY
 from ._index import JournalIndexProvider
 from ._metadata import JournalMetadata, JournalSplitManager
 from ._procedures import compact, vacuum
@@ -34,6 +34,19 @@ CHANGE_STREAM_PROPERTY_METADATA = PropertyMetadata(
     description="The table's change feed is also a stream: SELECT STREAM * FROM t reads its inserted and updated "
     "rows in commit order (monotonic _commit_version)",
     type="boolean",
+)
+
+AUTO_COMPACT_PROPERTY_METADATA = PropertyMetadata(
+    name=AUTO_COMPACT_PROPERTY,
+    description="Compact the table's small files after commits, so that reads stay as fast as after CALL compact "
+    "(the commit is done first: a compaction never fails or undoes it)",
+    type="boolean",
+)
+AUTO_COMPACT_FILES_PROPERTY_METADATA = PropertyMetadata(
+    name=AUTO_COMPACT_FILES_PROPERTY,
+    description=f"How many small files in a row an automatic compaction merges into one (at least 2; default "
+    f"{AUTO_COMPACT_FILES})",
+    type="integer",
 )
 
 
@@ -66,10 +79,10 @@ class JournalConnector(Connector):
         return self._page_sinks
 
     def get_table_properties(self) -> Sequence[PropertyMetadata]:
-        """One: ``change_feed_stream`` (``_change_stream``). A table's key is its PRIMARY KEY clause (or the
-        catalog options ``journal_tables`` / ``default_key``) and the version type is the catalog option
-        ``version_type``, not properties."""
-        return (CHANGE_STREAM_PROPERTY_METADATA,)
+        """``change_feed_stream`` (``_change_stream``), ``auto_compact`` and ``auto_compact_files``
+        (``_compaction``). A table's key is its PRIMARY KEY clause (or the catalog options ``journal_tables`` /
+        ``default_key``) and the version type is the catalog option ``version_type``, not properties."""
+        return (CHANGE_STREAM_PROPERTY_METADATA, AUTO_COMPACT_PROPERTY_METADATA, AUTO_COMPACT_FILES_PROPERTY_METADATA)
 
     def get_procedures(self) -> Mapping[str, Any]:
         return {

@@ -22,13 +22,39 @@ from mergekit.spi import ColumnMetadata, ConnectorSession, ConnectorTableHandle,
 from ._catalog import Cursor
 from ._config import normalize_version_type
 from ._evolution import dropped, renamed, retyped, with_columns
-from ._handles import CHANGE_STREAM_PROPERTY, HIDDEN_ROW_ID, TableSpec
+from ._handles import (
+    AUTO_COMPACT_FILES,
+    AUTO_COMPACT_FILES_PROPERTY,
+    AUTO_COMPACT_PROPERTY,
+    CHANGE_STREAM_PROPERTY,
+    HIDDEN_ROW_ID,
+    TableSpec,
+)
 from ._snapshots import SnapshotMetadata, _now_us
 from ._storage import filesystem, join_path
 from ._streams import append_only, check_definition, check_stream_alter, renamed_stream
 from ._views import view_named
 
 __all__ = ["DdlMetadata"]
+
+
+def _compaction_properties(properties: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``TableSpec`` fields of the compaction properties set in ``properties`` (a property set to DEFAULT
+    arrives as None: the default)."""
+    fields: dict[str, Any] = {}
+    if AUTO_COMPACT_PROPERTY in properties:
+        value = properties[AUTO_COMPACT_PROPERTY]
+        fields["auto_compact"] = True if value is None else bool(value)
+    if AUTO_COMPACT_FILES_PROPERTY in properties:
+        value = properties[AUTO_COMPACT_FILES_PROPERTY]
+        files = AUTO_COMPACT_FILES if value is None else int(value)
+        if files < 2:
+            raise MergekitError(
+                ErrorCode.INVALID_TABLE_PROPERTY,
+                f"Table property '{AUTO_COMPACT_FILES_PROPERTY}' must be at least 2, not {files}",
+            )
+        fields["auto_compact_files"] = files
+    return fields
 
 
 def _stream_property(table: str) -> MergekitError:
@@ -128,6 +154,7 @@ class DdlMetadata(SnapshotMetadata):
             check_constraints=table_metadata.check_constraints,
             stream=stream,
             change_stream=change_stream,
+            **_compaction_properties(table_metadata.properties),
         )
         if stream is not None:
             check_definition(spec, str(logical))
@@ -175,20 +202,24 @@ class DdlMetadata(SnapshotMetadata):
     def set_table_properties(
         self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, properties: Mapping[str, Any]
     ) -> None:
-        """``ALTER TABLE t SET PROPERTIES change_feed_stream = true | false | DEFAULT``: a commit without files
-        recording the new definition (so it shows in ``DESCRIBE HISTORY``). A stream cannot take it."""
+        """``ALTER TABLE t SET PROPERTIES change_feed_stream = true | false | DEFAULT``, ``auto_compact = ...``,
+        ``auto_compact_files = n``: a commit without files recording the new definition (so it shows in
+        ``DESCRIBE HISTORY``). A stream cannot take ``change_feed_stream``."""
+        known = (CHANGE_STREAM_PROPERTY, AUTO_COMPACT_PROPERTY, AUTO_COMPACT_FILES_PROPERTY)
         for name in properties:
-            if name != CHANGE_STREAM_PROPERTY:
+            if name not in known:
                 raise MergekitError(ErrorCode.INVALID_TABLE_PROPERTY, f"Table property '{name}' does not exist")
         h = self._handle(table_handle)
         if h.kind != "logical" or h.time_travel:
             raise MergekitError(ErrorCode.NOT_SUPPORTED, f"Cannot set the properties of {h.table}")
-        value = bool(properties.get(CHANGE_STREAM_PROPERTY))
+        compaction = _compaction_properties(properties)
 
         def change(spec: TableSpec, table: str) -> TableSpec:
-            if spec.stream is not None:
-                raise _stream_property(table)
-            return attrs.evolve(spec, change_stream=value)
+            if CHANGE_STREAM_PROPERTY in properties:
+                if spec.stream is not None:
+                    raise _stream_property(table)
+                spec = attrs.evolve(spec, change_stream=bool(properties.get(CHANGE_STREAM_PROPERTY)))
+            return attrs.evolve(spec, **compaction)
 
         self._alter(table_handle, "set_properties", change)
 

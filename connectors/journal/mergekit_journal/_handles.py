@@ -63,6 +63,12 @@ CHANGE_TYPE = "_change_type"
 COMMIT_VERSION = "_commit_version"
 COMMIT_TIMESTAMP = "_commit_timestamp"
 
+AUTO_COMPACT_PROPERTY = "auto_compact"
+"""The table property that turns compaction after commits on (the default) or off (``_compaction``)."""
+AUTO_COMPACT_FILES_PROPERTY = "auto_compact_files"
+"""The table property: how many small files in a row an automatic compaction merges (``_compaction``)."""
+AUTO_COMPACT_FILES = 8
+"""Its default: measured in bench/small_commits.py (docs/performance.md)."""
 CHANGE_STREAM_PROPERTY = "change_feed_stream"
 """The table property that makes a table's change feed a stream (``_change_stream``)."""
 CHANGE_STREAM = StreamDefinition(
@@ -108,6 +114,9 @@ class TableSpec:
     stream: StreamDefinition | None = None
     # table property ``change_feed_stream``: the table's change feed is also a stream (``_change_stream``)
     change_stream: bool = False
+    # table properties ``auto_compact`` and ``auto_compact_files``: compaction after commits (``_compaction``)
+    auto_compact: bool = True
+    auto_compact_files: int = AUTO_COMPACT_FILES
 
     def physical(self, name: str) -> str:
         """The name column ``name`` has in data files (its own name unless mapped)."""
@@ -171,6 +180,10 @@ class TableSpec:
         extra: dict[str, Any] = {} if self.stream is None else {"stream": _stream_to_json(self.stream)}
         if self.change_stream:
             extra["change_feed_stream"] = True
+        if not self.auto_compact:
+            extra["auto_compact"] = False
+        if self.auto_compact_files != AUTO_COMPACT_FILES:
+            extra["auto_compact_files"] = self.auto_compact_files
         fields = []
         for c in self.columns:
             meta = {"nullable": str(c.nullable), "hidden": str(c.hidden)}
@@ -229,6 +242,8 @@ class TableSpec:
             check_constraints=[CheckConstraint(name=n, expression=e) for n, e in d.get("check_constraints", ())],
             stream=_stream_from_json(d["stream"]) if d.get("stream") is not None else None,
             change_stream=bool(d.get("change_feed_stream", False)),
+            auto_compact=bool(d.get("auto_compact", True)),
+            auto_compact_files=int(d.get("auto_compact_files", AUTO_COMPACT_FILES)),
         )
 
 

@@ -1,6 +1,7 @@
 """``compact`` and ``vacuum``: the seed's "background archival tasks", and garbage collection.
 
-``compact`` rewrites a snapshot's files into fresh files sorted by key, populating
+``compact`` rewrites a snapshot's files into fresh files sorted by key (:mod:`._compaction`, which also compacts
+automatically after commits), populating
 ``subsequent_version_number`` on every superseded version (so later reads of those files need no version
 resolution, and their key ranges are narrow for pruning), and drops history older than ``retention``
 versions. It removes the old files from the *next* version only: time travel to earlier versions keeps
@@ -13,21 +14,17 @@ writers), once they are older than the grace period, so in-flight writers are ne
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import ConnectorSession, SchemaTableName
 
-from ._handles import OP_COLUMN, JournalTableHandle, encode_value
+from ._compaction import compact_files
+from ._handles import JournalTableHandle
 from ._metadata import JournalMetadata, _now_us
-from ._storage import S, V, concat, dictionary_columns, filesystem, join_path, read_versioned
+from ._storage import filesystem, join_path
 
 __all__ = ["compact", "vacuum"]
 
@@ -55,29 +52,6 @@ def _logical_handle(metadata: JournalMetadata, session: ConnectorSession, table:
     return handle
 
 
-def _with_subsequent(table: pa.Table, key: Sequence[str]) -> pa.Table:
-    """Sort by key and version; set ``__s`` of each superseded version to the next version of its key."""
-    # At equal versions the tombstone sorts first, so the live row of a key swap stays the latest.
-    order = [(k, "ascending") for k in key] + [(V, "ascending"), ("__tomb", "descending")]
-    table = table.append_column("__tomb", pc.is_valid(table.column(S)))
-    table = table.take(pc.sort_indices(table, sort_keys=order)).drop_columns(["__tomb"])
-    n = table.num_rows
-    if n <= 1:
-        return table
-    same = None
-    for k in key:
-        col = table.column(k)
-        eq = pc.fill_null(pc.equal(col.slice(0, n - 1), col.slice(1)), False)
-        same = eq if same is None else pc.and_(same, eq)
-    assert same is not None
-    next_v = pc.if_else(same, table.column(V).slice(1), pa.scalar(None, pa.int64()))
-    next_v = pa.concat_arrays(
-        [next_v.combine_chunks() if isinstance(next_v, pa.ChunkedArray) else next_v, pa.nulls(1, pa.int64())]
-    )
-    subsequent = pc.coalesce(table.column(S), next_v)
-    return table.set_column(table.schema.get_field_index(S), S, subsequent)
-
-
 def compact(
     metadata: JournalMetadata, *, session: ConnectorSession, table: Any, retention: int | None = None
 ) -> dict[str, Any]:
@@ -101,118 +75,9 @@ def compact(
             cutoff = rows[0][0] if rows else None
     if not files:
         return {"table": str(h.logical), "files_removed": 0, "files_added": 0, "rows": 0}
-    stored = [c.name for c in spec.columns]
-    data = concat(read_versioned(metadata.config.warehouse, spec, f.ref(), stored) for f in files)
-    assert data is not None
-    data = _with_subsequent(data, spec.key)
-    if cutoff is not None:
-        # Keep live rows and versions superseded after the cutoff; older history goes.
-        keep = pc.or_(pc.is_null(data.column(S)), pc.fill_null(pc.greater(data.column(S), cutoff), False))
-        data = data.filter(keep)
-    fs, base = filesystem(metadata.config.warehouse)
-    merge_id = f"compact-{session.query_id}"
-    schema = spec.explicit_file_schema
-    written: list[dict[str, Any]] = []
-    per_file = max(1, metadata.config.rows_per_file)
-    try:
-        for i, start in enumerate(range(0, data.num_rows, per_file)):
-            chunk = data.slice(start, per_file)
-            out = pa.table(
-                [chunk.column(c.name) for c in spec.columns]
-                + [chunk.column(OP_COLUMN), chunk.column(V), chunk.column(S)],
-                names=schema.names,  # the columns' physical names (``TableSpec.physical``)
-            ).cast(schema)
-            rel = join_path(h.location, "data", merge_id, f"compacted-{i:05d}.parquet")
-            full = join_path(base, rel)
-            fs.create_dir(full.rsplit("/", 1)[0], recursive=True)
-            with fs.open_output_stream(full) as stream:
-                pq.write_table(
-                    out, stream, use_dictionary=dictionary_columns(schema, [spec.physical(k) for k in spec.key])
-                )
-            first = chunk.column(spec.key[0])
-            versions = pc.min_max(chunk.column(V))
-            keys = pc.min_max(first)
-            written.append(
-                {
-                    "path": rel,
-                    "rows": chunk.num_rows,
-                    "size": fs.get_file_info(full).size or 0,
-                    "key_min": encode_value(keys["min"].as_py()),
-                    "key_max": encode_value(keys["max"].as_py()),
-                    "min_version": versions["min"].as_py(),
-                    "max_version": versions["max"].as_py(),
-                }
-            )
-        with metadata.catalog.write(lock_table_id=h.table_id) as cur:
-            ids = [f.file_id for f in files]
-            still = cur.execute(
-                "SELECT COUNT(*) FROM mk_files WHERE table_id = ? AND removed_seq IS NULL AND file_id IN "
-                f"({', '.join('?' for _ in ids)})",
-                (h.table_id, *ids),
-            )
-            if still[0][0] != len(ids):
-                raise MergekitError(
-                    ErrorCode.TRANSACTION_CONFLICT, f"Table {h.logical} was truncated or compacted concurrently"
-                )
-            rows = cur.execute(
-                "SELECT current_seq, last_row_version, last_committed_at FROM mk_tables WHERE table_id = ?",
-                (h.table_id,),
-            )
-            current, last_rv, last_at = rows[0]
-            seq = current + 1
-            committed_at = max(_now_us(), last_at + 1)
-            cur.execute(
-                "INSERT INTO mk_commits (table_id, seq, row_version, committed_at, operation, merge_id, files_added, "
-                "summary) VALUES (?, ?, ?, ?, 'compact', ?, ?, ?)",
-                (
-                    h.table_id,
-                    seq,
-                    last_rv,
-                    committed_at,
-                    merge_id,
-                    len(written),
-                    json.dumps({"files_removed": len(ids), "rows": data.num_rows, "retention": retention}),
-                ),
-            )
-            cur.execute(
-                "UPDATE mk_files SET removed_seq = ? WHERE table_id = ? AND removed_seq IS NULL AND file_id IN "
-                f"({', '.join('?' for _ in ids)})",
-                (seq, h.table_id, *ids),
-            )
-            for w in written:
-                cur.execute(
-                    "INSERT INTO mk_files (table_id, path, added_seq, removed_seq, row_count, size_bytes, key_min, "
-                    "key_max, min_version, max_version, explicit_versions, supersedes, vacuumed) "
-                    "VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, 1, 0, 0)",
-                    (
-                        h.table_id,
-                        w["path"],
-                        seq,
-                        w["rows"],
-                        w["size"],
-                        w["key_min"],
-                        w["key_max"],
-                        w["min_version"],
-                        w["max_version"],
-                    ),
-                )
-            cur.execute(
-                "UPDATE mk_tables SET current_seq = ?, last_committed_at = ? WHERE table_id = ?",
-                (seq, committed_at, h.table_id),
-            )
-    except BaseException:
-        try:
-            fs.delete_dir(join_path(base, h.location, "data", merge_id))
-        except (FileNotFoundError, OSError):
-            pass
-        raise
-    return {
-        "table": str(h.logical),
-        "version": seq,
-        "files_removed": len(files),
-        "files_added": len(written),
-        "rows": data.num_rows,
-    }
+    return compact_files(
+        metadata, h, files, cutoff=cutoff, merge_id=f"compact-{session.query_id}", summary={"retention": retention}
+    )
 
 
 def vacuum(

@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.failures import MULTIPLE_ROWS_MESSAGE
-from mergekit.sql import DATE_DAYS, Apply, Const, Ref, SubqueryRef, date_overflow_message
+from mergekit.sql import DATE_DAYS, DECIMAL_LITERAL_DIGITS, Apply, Const, Ref, SubqueryRef, date_overflow_message
 
 __all__ = [
     "ArrowCompiler",
@@ -138,11 +138,42 @@ def value_family(t: pa.DataType) -> str | None:
 _CONST_TYPES = {
     "integer": pa.int32(),
     "bigint": pa.int64(),
+    "double": pa.float64(),
     "string": pa.string(),
     "boolean": pa.bool_(),
     "date": pa.date32(),
     "null": pa.null(),
 }
+
+
+def const_type(node: Const) -> pa.DataType:
+    """The Arrow type of a literal: a DECIMAL literal's precision and scale are its digits' (``0.05``:
+    DECIMAL(2, 2)), as Trino and Spark type it."""
+    if node.kind != "decimal":
+        return _CONST_TYPES[node.kind]
+    _, digits, exponent = node.value.as_tuple()
+    scale = max(0, -int(exponent))
+    return pa.decimal128(max(len(digits), scale, 1), scale)
+
+
+def exact_decimal(t: pa.DataType) -> bool:
+    """A DECIMAL whose values convert to DOUBLE correctly rounded by :func:`decimal_to_double` (the literals the
+    lowering covers)."""
+    return pa.types.is_decimal128(t) and t.precision <= DECIMAL_LITERAL_DIGITS
+
+
+def decimal_to_double(array: pa.Array) -> pa.Array:
+    """DECIMAL values (:func:`exact_decimal`) as DOUBLE, correctly rounded as Spark's ``Decimal.toDouble``: the
+    unscaled value (exact in a double) divided once by a power of ten. (Arrow's own cast rounds twice.)"""
+    t = array.type
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    words = np.frombuffer(array.buffers()[1], dtype=np.int64)  # little-endian 128-bit: the low word holds it
+    unscaled = words[2 * array.offset : 2 * (array.offset + len(array)) : 2]
+    values = unscaled.astype(np.float64) / (10.0**t.scale)
+    return pa.array(values, pa.float64(), mask=pc.is_null(array).to_numpy(zero_copy_only=False))
+
+
 _COMPARE = {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal"}
 # integer operators: Arrow's checked kernel, the symbol and the word in the overflow message
 _CHECKED = {
@@ -153,6 +184,7 @@ _CHECKED = {
 _DOUBLE = {"add": "add", "subtract": "subtract", "multiply": "multiply"}
 INTEGER_NAMES = {8: "tinyint", 16: "smallint", 32: "integer", 64: "bigint"}  # Trino's, by bit width
 _EXACT_IN_DOUBLE = (pa.int8(), pa.int16(), pa.int32())
+_NUMBERS = ("integer", "bigint", "double", "decimal")
 _WHAT = {"like": "LIKE", "mod": "%", "in": "IN", "negate": "unary minus"}
 
 
@@ -178,7 +210,9 @@ def assignable(value: pa.DataType, column: pa.DataType) -> bool:
     if pa.types.is_signed_integer(value) and pa.types.is_signed_integer(column):
         return True
     if pa.types.is_float64(column):
-        return value in _EXACT_IN_DOUBLE
+        return value in _EXACT_IN_DOUBLE or exact_decimal(value)
+    if exact_decimal(value) and pa.types.is_decimal128(column):  # a widening: every value fits exactly
+        return column.scale >= value.scale and column.precision - column.scale >= value.precision - value.scale
     return value_family(value) == "string" and value_family(column) == "string"
 
 
@@ -187,6 +221,8 @@ def assign(value: Any, n: int, value_type: pa.DataType, column: pa.DataType) -> 
     Spark's ANSI CAST does, an error for a value out of the column's range (worded as :mod:`.failures` words
     Spark's CAST_OVERFLOW)."""
     array = column_of(value, n, value_type)
+    if pa.types.is_decimal(value_type) and pa.types.is_float64(column):
+        return decimal_to_double(array)
     if pa.types.is_integer(value_type) and pa.types.is_integer(column) and value_type.bit_width > column.bit_width:
         bits = column.bit_width
         low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
@@ -278,14 +314,14 @@ class ArrowCompiler:
             name, arrow_type = self.columns.resolve(node)
             return Compiled(_read(name), arrow_type)
         if isinstance(node, Const):
-            arrow_type = _CONST_TYPES[node.kind]
+            arrow_type = const_type(node)
             return Compiled(_constant(pa.scalar(node.value, arrow_type)), arrow_type)
         if isinstance(node, SubqueryRef):
             return self._subquery(node)
         if not isinstance(node, Apply):
             raise Unsupported(f"the expression {node!r}")
         op = node.op
-        if op == "negate" and isinstance(node.args[0], Const) and node.args[0].kind in ("integer", "bigint"):
+        if op == "negate" and isinstance(node.args[0], Const) and node.args[0].kind in _NUMBERS:
             return self.compile(Const(-node.args[0].value, node.args[0].kind))  # a negative literal
         args = [self.compile(a) for a in node.args]
         compiled = self._apply(op, args, node.args)
@@ -420,14 +456,14 @@ def _in_list(operand: Compiled, items: Sequence[Any]) -> Compiled:
     family = value_family(operand.type)
     if family in (None, "null") or not all(isinstance(i, Const) for i in items):
         raise Unsupported("IN with a list of anything but literals")
-    if any(value_family(_CONST_TYPES[i.kind]) not in (family, "null") for i in items):
+    if any(value_family(const_type(i)) not in (family, "null") for i in items):
         raise Unsupported("IN with literals of another type than its operand")
     values = [i.value for i in items if i.value is not None]
     miss = pa.scalar(None, pa.bool_()) if len(values) < len(items) else pa.scalar(False)
     common = operand.type  # integers compare in the widest type among the operand and the literals
     if family == "integer":
         for i in items:
-            common = _wider(common, _CONST_TYPES[i.kind])
+            common = _wider(common, const_type(i))
     value_set = pa.array(values, type=common)
 
     def run(rows: Any) -> Any:
@@ -469,8 +505,12 @@ def _arithmetic(op: str, args: Sequence[Compiled]) -> Compiled:
             return Compiled(_negate_integer(args[0], result), result, True)
         left, right = args
         return Compiled(_integer_op(op, left, right, result), result, True)
-    doubles = all(pa.types.is_float64(t) or t in _EXACT_IN_DOUBLE or pa.types.is_null(t) for t in types)
+    doubles = all(
+        pa.types.is_float64(t) or t in _EXACT_IN_DOUBLE or exact_decimal(t) or pa.types.is_null(t) for t in types
+    )
     if op != "mod" and doubles and any(pa.types.is_float64(t) for t in types):
+        # a DECIMAL operand becomes a DOUBLE first (Trino's and Spark's coercion), correctly rounded
+        args = [_as_double(a) if pa.types.is_decimal(a.type) else a for a in args]
         if op == "negate":
             arg = args[0]
             return Compiled(
@@ -479,6 +519,12 @@ def _arithmetic(op: str, args: Sequence[Compiled]) -> Compiled:
         left, right = args
         return Compiled(_binary(getattr(pc, _DOUBLE[op]), left, right, pa.float64()), pa.float64(), may_fail)
     raise Unsupported(f"{_WHAT.get(op, op)} of {' and '.join(map(str, types))}")
+
+
+def _as_double(arg: Compiled) -> Compiled:
+    return Compiled(
+        lambda rows: decimal_to_double(column_of(arg.fn(rows), rows.num_rows, arg.type)), pa.float64(), arg.may_fail
+    )
 
 
 def _dates(op: str, kind: str, left: Compiled, right: Compiled) -> Evaluator:

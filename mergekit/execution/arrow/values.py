@@ -11,7 +11,7 @@ in type family): those are decided, and worded, by Spark's analysis as before. N
 
 :func:`compile_source` types a MERGE source ``(VALUES ...) AS s(a, b)`` as Spark's analysis of the rendered VALUES
 does (each column the one type its rows share: ``integer`` or ``bigint`` (the wider when rows hold both),
-``varchar``, ``boolean`` or ``date``), for the driver
+``double``, ``decimal(p, s)`` (the one that holds every row's), ``varchar``, ``boolean`` or ``date``), for the driver
 tier's MERGE (:mod:`mergekit.execution.dml.driver`); :class:`SourceColumns` resolves the source's columns for an
 expression over them (the join key).
 """
@@ -26,7 +26,16 @@ import pyarrow as pa
 from mergekit import sql as msql
 from mergekit.sql import Ref
 
-from .compiler import ArrowCompiler, Compiled, Unsupported, assign, assignable, column_of, value_family
+from .compiler import (
+    ArrowCompiler,
+    Compiled,
+    Unsupported,
+    assign,
+    assignable,
+    column_of,
+    exact_decimal,
+    value_family,
+)
 
 __all__ = ["SourceColumns", "ValuesProgram", "compile_constants", "compile_source", "compile_values"]
 
@@ -120,6 +129,10 @@ def compile_source(rows: Sequence[Sequence[msql.Expression]], names: Sequence[st
         seen = {row[j].type for row in compiled if not pa.types.is_null(row[j].type)}
         if seen and all(pa.types.is_integer(t) for t in seen):  # INTEGER and BIGINT rows: a BIGINT column
             seen = {max(seen, key=lambda t: t.bit_width)}
+        if len(seen) > 1 and all(exact_decimal(t) for t in seen):  # DECIMALs: the one that holds them all
+            scale = max(t.scale for t in seen)
+            wider = pa.decimal128(max(t.precision - t.scale for t in seen) + scale, scale)
+            seen = {wider} if exact_decimal(wider) else seen
         if len(seen) != 1:
             return f"the VALUES rows' column {name} " + ("holds only NULLs" if not seen else "mixes types")
         types.append(seen.pop())

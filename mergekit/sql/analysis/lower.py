@@ -2,7 +2,8 @@
 
 The execution layer evaluates simple MERGE statements on Arrow batches (``mergekit.execution.dml.lookup``) instead
 of Spark SQL. It must never evaluate something differently from Spark, so this lowering covers only what
-means the same everywhere: column references, literals (INTEGER and BIGINT numbers, strings, booleans, NULL,
+means the same everywhere: column references, literals (INTEGER and BIGINT numbers, DOUBLE (``1.5E0``, ``DOUBLE
+'1.5'``) and DECIMAL numbers (``12.25``: of up to :data:`DECIMAL_LITERAL_DIGITS` digits), strings, booleans, NULL,
 ``DATE 'yyyy-mm-dd'``), comparisons, AND / OR / NOT with SQL's three-valued logic, IS [NOT] NULL, ``x IN (list)``
 and ``+ - *`` (their overflow is the evaluator's to raise, in Trino's words). Which operand types each operator
 accepts is the evaluator's business (it knows the types); anything else lowers to None and the statement runs
@@ -15,6 +16,8 @@ DATE range a result must fall in (else ``NUMERIC_VALUE_OUT_OF_RANGE`` with :func
 from __future__ import annotations
 
 import datetime as dt
+import decimal
+import re
 from typing import Any
 
 import attrs
@@ -32,8 +35,16 @@ __all__ = [
     "is_literal",
     "conjunct_count",
     "DATE_DAYS",
+    "DECIMAL_LITERAL_DIGITS",
     "date_overflow_message",
 ]
+
+# DECIMAL literals the lowering covers: their unscaled value is exact in a DOUBLE (below 2**53), so one division by
+# a power of ten converts one to DOUBLE correctly rounded, as Spark's Decimal.toDouble does
+DECIMAL_LITERAL_DIGITS = 15
+_DOUBLE_TEXT = re.compile(r"(\d+\.?\d*|\.\d+)[eE][+-]?\d+")
+_DECIMAL_TEXT = re.compile(r"\d+\.\d*|\.\d+")
+_DOUBLE_STRING = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
 @attrs.frozen
@@ -46,7 +57,9 @@ class Ref:
 
 @attrs.frozen
 class Const:
-    """A literal. ``kind``: ``integer``, ``bigint``, ``string``, ``boolean``, ``date`` or ``null``."""
+    """A literal. ``kind``: ``integer``, ``bigint``, ``double`` (a float), ``decimal`` (a ``decimal.Decimal``, of the
+    precision and scale its digits give, as Trino and Spark type the literal), ``string``, ``boolean``, ``date`` or
+    ``null``."""
 
     value: Any
     kind: str
@@ -95,6 +108,12 @@ def lower(node: exp.Expression) -> Lowered | None:
         if node.is_string:
             return Const(str(node.this), "string")
         text = str(node.this)
+        if _DOUBLE_TEXT.fullmatch(text):
+            return Const(float(text), "double")  # correctly rounded, as Java's Double.parseDouble
+        if _DECIMAL_TEXT.fullmatch(text):
+            value = decimal.Decimal(text)
+            digits = len(value.as_tuple().digits)
+            return Const(value, "decimal") if digits <= DECIMAL_LITERAL_DIGITS else None
         if not text.isdigit():
             return None
         value = int(text)
@@ -110,10 +129,13 @@ def lower(node: exp.Expression) -> Lowered | None:
                 return Const(dt.date.fromisoformat(str(node.this.this)), "date")
             except ValueError:
                 return None
+        if isinstance(to, exp.DataType) and to.this == exp.DataType.Type.DOUBLE and not to.expressions:
+            text = str(node.this.this)  # DOUBLE '1.5': a number's text only (not 'NaN', not spaces)
+            return Const(float(text), "double") if _DOUBLE_STRING.fullmatch(text) else None
         return None
     if isinstance(node, exp.Neg):
         inner = lower(node.this)
-        if isinstance(inner, Const) and inner.kind in ("integer", "bigint"):
+        if isinstance(inner, Const) and inner.kind in ("integer", "bigint", "double", "decimal"):
             return Const(-inner.value, inner.kind)  # a negative literal
         return Apply("negate", (inner,)) if inner is not None else None
     if isinstance(node, exp.Not):

@@ -98,7 +98,7 @@ def _lower(node: exp.Expression, outer: Collection[str], columns_of: Callable[[T
         return _binary(node, sub)
     if isinstance(node, exp.Neg):
         inner = sub(node.this)
-        if isinstance(inner, Const) and inner.kind in ("integer", "bigint"):
+        if isinstance(inner, Const) and inner.kind in ("integer", "bigint", "double", "decimal"):
             return Const(-inner.value, inner.kind)
         return Apply("negate", (inner,))
     if isinstance(node, exp.Is):

@@ -1,0 +1,150 @@
+"""Automatic compaction (issue 29, "reads stay flat by themselves"): after commits, small files are merged without a
+CALL, the table and its history read the same, and the table properties ``auto_compact`` and
+``auto_compact_files`` control it. Small statements on the driver tier: no JVM starts (``Engine.spark_started``)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from mergekit_journal._compaction import FULL_COMPACTION_DELTA_FRACTION, plan_auto_compaction
+from mergekit_journal._snapshots import FileRow
+
+from mergekit import Engine
+from mergekit.errors import MergekitError
+from mergekit.spi import ConnectorSession, SchemaTableName
+
+UPSERT = (
+    "MERGE INTO t USING (VALUES ({id}, 'v{i}')) AS s(id, name) ON t.id = s.id "
+    "WHEN MATCHED THEN UPDATE SET name = s.name WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.name)"
+)
+
+
+def _run(engine: Engine, sql: str):
+    result = engine.execute(sql)
+    assert not engine.spark_started, sql
+    return result
+
+
+def _operations(engine: Engine) -> list[str]:
+    return [r[2] for r in _run(engine, "DESCRIBE HISTORY t").rows()]
+
+
+def _parquet_files(warehouse: str) -> int:
+    return sum(n.endswith(".parquet") for _, _, names in os.walk(warehouse) for n in names)
+
+
+@pytest.fixture
+def engine(tmp_path):
+    engine = Engine.local(str(tmp_path / "warehouse"))
+    yield engine
+    engine.close()
+
+
+def test_small_commits_are_compacted_and_read_the_same(spark, tmp_path):
+    engine = Engine.local(str(tmp_path / "warehouse"), spark=spark)  # (time travel reads on Spark)
+    engine.execute("CREATE TABLE t (id BIGINT NOT NULL, name VARCHAR, PRIMARY KEY (id))")
+    expected = {}
+    for i in range(40):
+        key = i % 13
+        engine.execute(UPSERT.format(id=key, i=i))
+        expected[key] = f"v{i}"
+        if i == 20:
+            at_20 = sorted(expected.items())
+    assert engine.execute("SELECT * FROM t ORDER BY id").rows() == sorted(expected.items())
+    operations = [r[2] for r in engine.execute("DESCRIBE HISTORY t").rows()]
+    assert operations.count("write") == 40
+    assert operations.count("compact") >= 4  # 40 one-row commits: a compaction every 8 or so
+    # time travel reads the versions before a compaction from the files they had
+    version_20 = [r[0] for r in engine.execute("DESCRIBE HISTORY t").rows() if r[2] == "write"][::-1][20]
+    assert engine.execute(f"SELECT * FROM t FOR VERSION AS OF {version_20} ORDER BY id").rows() == at_20
+    # and the change feed lists the writes' changes, not the compactions'
+    changes = engine.execute(f"SELECT id, name, _change_type FROM table_changes('t', {version_20 + 1})").rows()
+    assert sorted(changes) == sorted((i % 13, f"v{i}", "update") for i in range(21, 40))
+    engine.close()
+
+
+def test_auto_compact_off_and_on_by_table_property(engine, tmp_path):
+    _run(engine, "CREATE TABLE t (id BIGINT NOT NULL, name VARCHAR, PRIMARY KEY (id)) WITH (auto_compact = false)")
+    for i in range(12):
+        _run(engine, f"INSERT INTO t VALUES ({i}, 'r{i}')")
+    assert "compact" not in _operations(engine)
+    _run(engine, "ALTER TABLE t SET PROPERTIES auto_compact = true, auto_compact_files = 3")
+    _run(engine, "INSERT INTO t VALUES (100, 'r100')")
+    assert _operations(engine)[:3] == ["compact", "write", "set_properties"]
+    assert [r[0] for r in _run(engine, "SELECT id FROM t ORDER BY id").rows()] == [*range(12), 100]
+
+
+def test_auto_compact_files_must_be_at_least_two(engine):
+    with pytest.raises(MergekitError) as err:
+        _run(engine, "CREATE TABLE t (id BIGINT, PRIMARY KEY (id)) WITH (auto_compact_files = 1)")
+    assert err.value.code.name == "INVALID_TABLE_PROPERTY"
+    assert "auto_compact_files" in str(err.value)
+
+
+def _file(file_id: int, rows: int, *, supersedes: bool = False) -> FileRow:
+    return FileRow(
+        file_id=file_id,
+        path=f"f{file_id}",
+        added_seq=file_id,
+        removed_seq=None,
+        row_version=file_id,
+        committed_at=file_id,
+        explicit_versions=False,
+        supersedes=supersedes,
+        key_min=0,
+        key_max=100,
+        min_version=file_id,
+        max_version=file_id,
+        row_count=rows,
+        size_bytes=rows * 10,
+        vacuumed=False,
+    )
+
+
+def test_the_run_is_the_newest_files_no_larger_than_the_newer_ones_together():
+    files = [_file(1, 1_000_000), *[_file(i, 10) for i in range(2, 9)]]
+    assert plan_auto_compaction(files, min_files=8, base_files=8) is None  # 7 small files: not yet
+    files.append(_file(9, 10))
+    due = plan_auto_compaction(files, min_files=8, base_files=9)
+    assert due is not None and not due.full
+    assert [f.file_id for f in due.files] == list(range(2, 10))  # the million-row file is left alone
+    # levels: a merged file of 80 rows joins the next run once the files after it hold as many rows
+    files = [_file(1, 1_000_000), _file(2, 80), *[_file(i, 10) for i in range(3, 11)]]
+    assert [f.file_id for f in plan_auto_compaction(files, min_files=8, base_files=10).files] == list(range(2, 11))
+    # a raw journal file stops the run (its versions are ordered only by a full resolution)
+    assert plan_auto_compaction(files, min_files=8, base_files=10, raw_file_ids=frozenset({9})) is None
+
+
+def test_a_table_whose_deltas_outgrow_a_share_of_it_is_compacted_in_full():
+    deltas = int(2_000_000 * FULL_COMPACTION_DELTA_FRACTION) // 8
+    files = [_file(1, 1_000_000), *[_file(i, deltas, supersedes=True) for i in range(2, 10)]]
+    due = plan_auto_compaction(files, min_files=8, base_files=1)
+    assert due is not None and due.full and len(due.files) == 9
+    files = [_file(1, 1_000_000), *[_file(i, deltas // 4, supersedes=True) for i in range(2, 10)]]
+    assert not plan_auto_compaction(files, min_files=8, base_files=1).full
+
+
+def test_a_compaction_that_a_commit_overtook_is_refused(tmp_path):
+    """A compaction whose files were read before another statement committed must not commit: its files would be
+    ordered after that statement's and hold older versions of its keys (the table would show both)."""
+    from mergekit_journal._compaction import compact_files
+
+    engine = Engine.local(str(tmp_path / "warehouse"), connector="journal")
+    _run(engine, "CREATE TABLE t (id BIGINT NOT NULL, name VARCHAR, PRIMARY KEY (id)) WITH (auto_compact = false)")
+    for i in range(3):
+        _run(engine, UPSERT.format(id=1, i=i))
+    connector = engine.catalogs.get("lake")
+    metadata = connector.get_metadata()
+    session = ConnectorSession(catalog="lake")
+    handle = metadata.get_table_handle(session=session, table=SchemaTableName(schema="default", table="t"))
+    with metadata.catalog.read() as cur:
+        files = metadata.files_at(cur, handle.table_id, handle.snapshot_seq)
+    _run(engine, UPSERT.format(id=1, i=99))  # commits after the compaction read its files
+    with pytest.raises(MergekitError) as err:
+        compact_files(metadata, handle, files, cutoff=None, merge_id="compact-test", summary={})
+    assert err.value.code.name == "TRANSACTION_CONFLICT"
+    assert "during its compaction" in str(err.value)
+    assert _run(engine, "SELECT * FROM t").rows() == [(1, "v99")]
+    assert "compact" not in _operations(engine)
+    engine.close()
