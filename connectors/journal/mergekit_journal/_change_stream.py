@@ -89,7 +89,7 @@ def change_stream_splits(cur: Cursor, h: JournalTableHandle, after: int | None, 
         files = [
             _file_row(r)
             for r in cur.execute(
-                f"SELECT {_FILE_COLUMNS} {_FILE_JOIN} WHERE f.table_id = ? AND f.added_seq = ? ORDER BY f.file_id",
+                f"SELECT {_FILE_COLUMNS} {_FILE_JOIN} AND f.table_id = ? AND f.added_seq = ? ORDER BY f.file_id",
                 (h.table_id, seq),
             )
         ]

@@ -56,7 +56,7 @@ from ._handles import (
 )
 from ._jobs import job_batch_of, record_job_batch
 from ._snapshots import _FILE_COLUMNS, _FILE_JOIN, SnapshotMetadata, _file_row, _now_us, _overlaps
-from ._storage import concat, filesystem, join_path, live_rows, read_versioned
+from ._storage import KeyFilter, concat, filesystem, join_path, live_rows, read_versioned
 from ._streams import append_only, check_append_only, record_stream_commit
 
 __all__ = ["CommitMetadata"]
@@ -285,17 +285,14 @@ class CommitMetadata(SnapshotMetadata):
             arrivals = arrivals.join(departures, keys=key, join_type="left anti")
             if not arrivals.num_rows:
                 return
-        first = arrivals.column(key[0])
-        mm = pc.min_max(first)
-        lo, hi = mm["min"].as_py(), mm["max"].as_py()
+        # only files whose key range can hold an arriving key, and in them the row groups that can (statistics)
+        wanted = KeyFilter(key[0], pc.unique(arrivals.column(key[0])).drop_null().sort())
         with self.catalog.read() as cur:
-            files = [
-                f for f in self.files_at(cur, h.table_id, h.snapshot_seq) if _overlaps(f.key_min, f.key_max, lo, hi)
-            ]
+            files = [f for f in self.files_at(cur, h.table_id, h.snapshot_seq) if wanted.may_hold(f.key_min, f.key_max)]
         existing = []
         stored = list(dict.fromkeys(key))
         for f in files:
-            t = read_versioned(self.config.warehouse, h.spec, f.ref(), stored)
+            t = read_versioned(self.config.warehouse, h.spec, f.ref(), stored, keys=wanted)
             t = t.join(arrivals, keys=key, join_type="left semi")
             if t.num_rows:
                 existing.append(t)
@@ -342,7 +339,7 @@ class CommitMetadata(SnapshotMetadata):
             files = [
                 _file_row(r)
                 for r in cur.execute(
-                    f"SELECT {_FILE_COLUMNS} {_FILE_JOIN} WHERE f.table_id = ? AND f.added_seq > ? AND "
+                    f"SELECT {_FILE_COLUMNS} {_FILE_JOIN} AND f.table_id = ? AND f.added_seq > ? AND "
                     "f.added_seq <= ? AND c.operation IN ('write', 'raw')",
                     (h.table_id, after, upto),
                 )

@@ -551,7 +551,7 @@ class ScanPlanningMetadata(SnapshotMetadata):
                 files = [
                     _file_row(r)
                     for r in cur.execute(
-                        f"SELECT {_FILE_COLUMNS} {_FILE_JOIN} WHERE f.table_id = ? AND f.added_seq = ?",
+                        f"SELECT {_FILE_COLUMNS} {_FILE_JOIN} AND f.table_id = ? AND f.added_seq = ?",
                         (h.table_id, seq),
                     )
                 ]

@@ -98,9 +98,10 @@ _FILE_COLUMNS = (
     "f.file_id, f.path, f.added_seq, f.removed_seq, c.row_version, c.committed_at, f.explicit_versions, "
     "f.supersedes, f.key_min, f.key_max, f.min_version, f.max_version, f.row_count, f.size_bytes, f.vacuumed"
 )
-# From the files to their commits, in that order (SQLite's CROSS JOIN keeps it): SQLite would otherwise scan every
-# file row of the table for each of its commits, a cost that grows with the square of the table's history.
-_FILE_JOIN = "FROM mk_files f CROSS JOIN mk_commits c ON c.table_id = f.table_id AND c.seq = f.added_seq"
+# From the files to their commits, in that order (SQLite's CROSS JOIN keeps it; PostgreSQL plans it as any join):
+# SQLite would otherwise scan every file row of the table for each of its commits, a cost that grows with the
+# square of the table's history. Queries go on with ``AND <conditions>``.
+_FILE_JOIN = "FROM mk_files f CROSS JOIN mk_commits c WHERE c.table_id = f.table_id AND c.seq = f.added_seq"
 
 
 def _file_row(r: tuple[Any, ...]) -> FileRow:
@@ -401,7 +402,7 @@ class SnapshotMetadata(ConnectorMetadata):
         """The files of version ``seq`` of a table: added at or before it and not removed by it, in file id order."""
         # live files and files removed after ``seq``, each by a range of the index ``mk_files_live``: the cost
         # follows the snapshot's files, not every file the table ever had
-        select = f"SELECT {_FILE_COLUMNS} {_FILE_JOIN} WHERE f.table_id = ? AND f.added_seq <= ? AND "
+        select = f"SELECT {_FILE_COLUMNS} {_FILE_JOIN} AND f.table_id = ? AND f.added_seq <= ? AND "
         rows = cur.execute(select + "f.removed_seq IS NULL", (table_id, seq))
         rows += cur.execute(select + "f.removed_seq > ?", (table_id, seq, seq))
         return sorted((_file_row(r) for r in rows), key=lambda f: f.file_id)

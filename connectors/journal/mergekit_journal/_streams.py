@@ -298,7 +298,7 @@ class StreamReadMetadata(SnapshotMetadata):
                 return change_stream_splits(cur, h, after, up_to)
         with self.catalog.read() as cur:
             commits = self._stream_rows(cur, h, after, up_to)
-            sql = f"SELECT {_FILE_COLUMNS} {_FILE_JOIN} WHERE f.table_id = ? AND f.added_seq <= ?"
+            sql = f"SELECT {_FILE_COLUMNS} {_FILE_JOIN} AND f.table_id = ? AND f.added_seq <= ?"
             params: list[Any] = [h.table_id, int(up_to)]
             if after is not None:
                 sql += " AND f.added_seq > ?"
