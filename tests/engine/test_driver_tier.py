@@ -33,7 +33,7 @@ CASES = [
     ("INSERT INTO t (nn, k) VALUES (1, 5 % 0)", "spark"),
     # what the driver leaves to Spark: its analysis, its functions, the literals the Arrow compiler does not type
     ("INSERT INTO t (nn, v) VALUES (1, upper('x'))", "spark"),
-    ("INSERT INTO t (nn, d) VALUES (1, 1.5), (2, 2.5e0), (3, -0.1), (4, DOUBLE '1e-3')", "driver"),
+    ("INSERT INTO t (nn, d) VALUES (1, 1.5), (2, 2.5e0), (3, -0.1), (4, 1e-3)", "driver"),
     ("INSERT INTO t (nn, k) VALUES (1, 1.5)", "spark"),  # a DECIMAL into an INTEGER: Spark's rounding cast
     ("INSERT INTO t (nn, d) VALUES (1, 1234567890123456.5)", "spark"),  # 17 digits: beyond the lowering's DECIMALs
     ("INSERT INTO t (nn, k) VALUES (1, 3000000000)", "spark"),
@@ -242,7 +242,7 @@ NUMERIC_MERGES = [
         "driver",
     ),
     (
-        "MERGE INTO {t} AS t USING (VALUES (4, DOUBLE '0.1'), (5, -1.5E0)) s(id, a) ON t.id = s.id "
+        "MERGE INTO {t} AS t USING (VALUES (4, 0.1E0), (5, -1.5E0)) s(id, a) ON t.id = s.id "
         "WHEN MATCHED THEN UPDATE SET amount = -s.a * 3 + t.amount",
         "driver",
     ),
@@ -490,7 +490,10 @@ CONSTANT_SELECTS = [
     ("SELECT 2147483647 + 1", "error"),
     ("SELECT DATE '9999-12-31' + 1", "error"),
     ("SELECT 'a' || 'b'", "spark"),
-    ("SELECT 1.5", "spark"),
+    ("SELECT 1.5", "driver"),
+    ("SELECT 1.5E0, -0.05, 2.5E0 * 2 - 0.25", "driver"),
+    ("SELECT DOUBLE '2'", "spark"),
+    ("SELECT 0.05 * 2", "spark"),  # DECIMAL arithmetic: Spark's
     ("SELECT -2147483648", "spark"),
 ]
 

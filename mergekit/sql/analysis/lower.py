@@ -2,8 +2,8 @@
 
 The execution layer evaluates simple MERGE statements on Arrow batches (``mergekit.execution.dml.lookup``) instead
 of Spark SQL. It must never evaluate something differently from Spark, so this lowering covers only what
-means the same everywhere: column references, literals (INTEGER and BIGINT numbers, DOUBLE (``1.5E0``, ``DOUBLE
-'1.5'``) and DECIMAL numbers (``12.25``: of up to :data:`DECIMAL_LITERAL_DIGITS` digits), strings, booleans, NULL,
+means the same everywhere: column references, literals (INTEGER and BIGINT numbers, DOUBLE (``1.5E0``) and DECIMAL
+numbers (``12.25``: of up to :data:`DECIMAL_LITERAL_DIGITS` digits), strings, booleans, NULL,
 ``DATE 'yyyy-mm-dd'``), comparisons, AND / OR / NOT with SQL's three-valued logic, IS [NOT] NULL, ``x IN (list)``
 and ``+ - *`` (their overflow is the evaluator's to raise, in Trino's words). Which operand types each operator
 accepts is the evaluator's business (it knows the types); anything else lowers to None and the statement runs
@@ -44,7 +44,6 @@ __all__ = [
 DECIMAL_LITERAL_DIGITS = 15
 _DOUBLE_TEXT = re.compile(r"(\d+\.?\d*|\.\d+)[eE][+-]?\d+")
 _DECIMAL_TEXT = re.compile(r"\d+\.\d*|\.\d+")
-_DOUBLE_STRING = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
 @attrs.frozen
@@ -129,10 +128,7 @@ def lower(node: exp.Expression) -> Lowered | None:
                 return Const(dt.date.fromisoformat(str(node.this.this)), "date")
             except ValueError:
                 return None
-        if isinstance(to, exp.DataType) and to.this == exp.DataType.Type.DOUBLE and not to.expressions:
-            text = str(node.this.this)  # DOUBLE '1.5': a number's text only (not 'NaN', not spaces)
-            return Const(float(text), "double") if _DOUBLE_STRING.fullmatch(text) else None
-        return None
+        return None  # (``DOUBLE '1.5'`` is a CAST in Spark: nullable where the literal is not)
     if isinstance(node, exp.Neg):
         inner = lower(node.this)
         if isinstance(inner, Const) and inner.kind in ("integer", "bigint", "double", "decimal"):
