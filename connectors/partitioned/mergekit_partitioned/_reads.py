@@ -183,12 +183,12 @@ class ReadMetadata(TablesMetadata):
             points.update(resolved.partition_points)
             points.update(b.minimum for b in routes if b.kind is PartitionKind.RANGE and b.minimum is not None)
             ranges.append(resolved.key_range)
+        known = [r for r in ranges if r is not None]
+        key_range = (min(r[0] for r in known), max(r[1] for r in known)) if len(known) == len(ranges) else None
         try:
             cuts = tuple(sorted(points))
-            known = [r for r in ranges if r is not None]
-            key_range = (min(r[0] for r in known), max(r[1] for r in known)) if len(known) == len(ranges) else None
         except TypeError:  # values the base and the bounds type differently: no preference
-            cuts, key_range = (), None
+            cuts = ()
         return ConnectorResolvedIndex(
             index_handle=PartitionedIndexHandle(key=key, leaves=leaves), partition_points=cuts, key_range=key_range
         )
