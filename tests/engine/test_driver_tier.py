@@ -251,6 +251,11 @@ MERGE_TABLES = {
 }
 
 
+# on the nested merge table, the statements whose keys reach several children (its tables cost a few seconds each)
+NESTED_MERGES = [0, 1, 2]
+NESTED_KEYED_DML = [1, 5, 13, 18, 20]
+
+
 def _create_keyed(engine: Engine, connector: str, ddl: str, name: str) -> None:
     """``ddl`` (a CREATE TABLE keyed by id) as table ``name``: a plain table, or for a merge table connector a merge
     table (``MERGE_TABLES``) over children ``{name}_0``, ``{name}_1``, ..."""
@@ -295,7 +300,9 @@ def _merge_outcome(engine: Engine, sql: str, tier: str, connector: str = "journa
 def test_a_merge_of_values_agrees_on_both_tiers(spark, tmp_path, connector: str) -> None:
     engine = Engine(spark=spark, catalogs={"lake": _catalog(connector, tmp_path)})
     try:
-        for sql, tier in MERGES:
+        for i, (sql, tier) in enumerate(MERGES):
+            if connector == "nested_merge_table" and i not in NESTED_MERGES:
+                continue
             driver = _merge_outcome(engine, sql, "auto", connector)
             spark_tier = _merge_outcome(engine, sql, "off", connector)
             assert driver[2:] == spark_tier[2:], sql
@@ -365,7 +372,9 @@ def test_an_update_or_delete_by_key_agrees_on_both_tiers(spark, tmp_path, connec
     engine = Engine(spark=spark, catalogs={"lake": _catalog(connector, tmp_path)})
     keyed = KEYED.replace("v varchar", "v varchar DEFAULT 'dv'")
     try:
-        for sql, tier in KEYED_DML:
+        for i, (sql, tier) in enumerate(KEYED_DML):
+            if connector == "nested_merge_table" and i not in NESTED_KEYED_DML:
+                continue
             outcomes = []
             for run in ("auto", "off"):
                 name = f"u{next(_tables)}"
