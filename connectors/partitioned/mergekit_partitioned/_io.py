@@ -3,8 +3,8 @@
 The merge sink of a merge table owns one base merge sink per child it writes to. For every page it
 
 * routes INSERT and UPDATE_INSERT rows by their partition keys (the ``ON`` column's values, or the computed
-  channels the engine appended for ``USING`` expressions): a row goes to the leaf whose bounds hold its key at every level; a row no leaf holds fails the whole
-  statement with ``PARTITION_NOT_FOUND`` (MonetDB's wording);
+  channels the engine appended for ``USING`` expressions): a row goes to the leaf whose bounds hold its key at
+  every level; a row no leaf holds fails the whole statement with ``PARTITION_NOT_FOUND`` (MonetDB's wording);
 * routes DELETE and UPDATE_DELETE rows by their row id ``{leaf, row}`` to the leaf they were read from,
   with the base's own row id;
 
