@@ -27,6 +27,7 @@ from mergekit.spi import (
     PropertyMetadata,
 )
 
+from ._index import PartitionedIndexProvider
 from ._io import PartitionedPageSinkProvider, PartitionedPageSourceProvider
 from ._metadata import PartitionedMetadata, PartitionedSplitManager
 from ._registry import Registry
@@ -75,6 +76,11 @@ class PartitionedConnector(Connector):
         except MergekitError:
             base_sinks = None
         self._sinks = PartitionedPageSinkProvider(base_sinks) if base_sinks is not None else None
+        try:
+            base_indexes: ConnectorIndexProvider | None = self.base.get_index_provider()
+        except MergekitError:  # a base without indexes: no table resolves one
+            base_indexes = None
+        self._indexes = PartitionedIndexProvider(base_indexes)
 
     def get_metadata(self) -> ConnectorMetadata:
         return self._metadata
@@ -86,8 +92,8 @@ class PartitionedConnector(Connector):
         return self._sources
 
     def get_index_provider(self) -> ConnectorIndexProvider:
-        """The base's: only a plain table (the base's own) resolves an index (``resolve_index``)."""
-        return self.base.get_index_provider()
+        """A merge table's index looks rows up through its children's (``_index``), a plain table's is the base's."""
+        return self._indexes
 
     def get_page_sink_provider(self) -> ConnectorPageSinkProvider:
         if self._sinks is None:

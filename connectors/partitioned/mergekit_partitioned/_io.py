@@ -2,9 +2,9 @@
 
 The merge sink of a merge table owns one base merge sink per child it writes to. For every page it
 
-* routes INSERT and UPDATE_INSERT rows by their partition keys (computed channels the engine appended):
-  a row goes to the leaf whose bounds hold its key at every level; a row no leaf holds fails the whole
-  statement with ``PARTITION_NOT_FOUND`` (MonetDB's wording);
+* routes INSERT and UPDATE_INSERT rows by their partition keys (the ``ON`` column's values, or the computed
+  channels the engine appended for ``USING`` expressions): a row goes to the leaf whose bounds hold its key at
+  every level; a row no leaf holds fails the whole statement with ``PARTITION_NOT_FOUND`` (MonetDB's wording);
 * routes DELETE and UPDATE_DELETE rows by their row id ``{leaf, row}`` to the leaf they were read from,
   with the base's own row id;
 
@@ -45,7 +45,7 @@ from ._handles import (
     key_column,
 )
 
-__all__ = ["PartitionedPageSourceProvider", "PartitionedPageSinkProvider"]
+__all__ = ["LeafSource", "PartitionedPageSourceProvider", "PartitionedPageSinkProvider"]
 
 
 # ---- reads ---------------------------------------------------------------------------------------------
@@ -59,24 +59,26 @@ class _Batches(ConnectorPageSource):
         yield from self._batches
 
 
-class _LeafSource(ConnectorPageSource):
-    """A child's page source, with the child's row id wrapped as ``{leaf, row}`` when it was asked for."""
+class LeafSource(ConnectorPageSource):
+    """A child's pages (a split's or an index lookup's), with the child's row id wrapped as ``{leaf, row}`` when
+    ``wrap`` (the merge table's row id was asked for)."""
 
-    def __init__(self, inner: ConnectorPageSource, split: PartitionedSplit, columns: Sequence[ColumnHandle]) -> None:
+    def __init__(self, inner: ConnectorPageSource, leaf_id: int, columns: Sequence[ColumnHandle], wrap: bool) -> None:
         self._inner = inner
-        self._split = split
+        self._leaf_id = leaf_id
         self._columns = list(columns)
+        self._wrap = wrap
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         for page in self._inner:
-            if self._split.base_row_id is None:
+            if not self._wrap:
                 yield page
                 continue
             arrays = []
             for i, c in enumerate(self._columns):
                 col = page.column(i)
                 if c.name == ROW_ID:
-                    leaf = pa.repeat(pa.scalar(self._split.leaf_id, pa.int64()), page.num_rows)
+                    leaf = pa.repeat(pa.scalar(self._leaf_id, pa.int64()), page.num_rows)
                     col = pa.StructArray.from_arrays([leaf, col], fields=list(c.type))
                 arrays.append(col)
             yield pa.RecordBatch.from_arrays(
@@ -103,7 +105,7 @@ class PartitionedPageSourceProvider(ConnectorPageSourceProvider):
             inner = self.base.create_page_source(
                 session=session, split=split.base_split, table_handle=split.base_handle, columns=base_columns
             )
-            return _LeafSource(inner, split, columns)
+            return LeafSource(inner, split.leaf_id, columns, split.base_row_id is not None)
         if isinstance(table_handle, MemberTableHandle):
             table_handle = table_handle.base
         return self.base.create_page_source(session=session, split=split, table_handle=table_handle, columns=columns)
@@ -143,6 +145,9 @@ class PartitionedMergeSink(ConnectorMergeSink):
         target = handle.table_handle
         self._target = target
         self._n = len(handle.data_columns)
+        levels = list(target.levels) if isinstance(target, MergeTableHandle) else []
+        levels += [lvl for lvl, _ in target.checks] if isinstance(target, MergeTableHandle | MemberTableHandle) else []
+        self._schemes = {lvl.table_id: lvl.scheme for lvl in levels}
 
     def _sink(self, leaf_id: int) -> ConnectorMergeSink:
         sink = self._sinks.get(leaf_id)
@@ -154,7 +159,14 @@ class PartitionedMergeSink(ConnectorMergeSink):
         return sink
 
     def _key(self, page: pa.RecordBatch, table_id: int) -> pa.Array:
-        return page.column(key_column(table_id))
+        """The partition key of merge table ``table_id`` for every row: its computed channel when the insert
+        layout declared one (a ``USING`` expression), else the ``ON`` column's new values."""
+        name = key_column(table_id)
+        if name in page.schema.names:
+            return page.column(name)
+        scheme = self._schemes[table_id]
+        assert scheme.column is not None  # the layout computes every other key
+        return page.column(scheme.column).cast(scheme.key_type)
 
     def _check_enclosing(self, page: pa.RecordBatch, mask: pa.Array, what: str) -> None:
         """Rows written straight into a child (or nested merge table) must fit its bounds at every level above."""

@@ -2,9 +2,9 @@
 
 A merge table's scan is its leaves' scans (the base connector's splits or native scans for each child whose
 bounds can hold a row the constraint allows, ``pruned_leaves``), each child's row id wrapped as ``{leaf, row}``
-so that a MERGE can route a row back to its child. A plain table's scan is the base connector's. The system
-tables' rows are built from the registry on the driver and travel in a single split. A stream is a plain table
-of the base: its commits and splits are the base's.
+so that a MERGE can route a row back to its child; its index is its leaves' (``_index``). A plain table's scan is
+the base connector's. The system tables' rows are built from the registry on the driver and travel in a single
+split. A stream is a plain table of the base: its commits and splits are the base's.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from ._handles import (
     SystemSplit,
     SystemTableHandle,
 )
+from ._index import LeafIndex, PartitionedIndexHandle
 from ._tables import SYSTEM_TABLES, TablesMetadata
 
 __all__ = ["ReadMetadata"]
@@ -133,12 +134,63 @@ class ReadMetadata(TablesMetadata):
         index_columns: Sequence[ColumnHandle],
         output_columns: Sequence[ColumnHandle],
     ) -> ConnectorResolvedIndex | None:
-        """A plain table: the base's index (its rows, merge handle and sinks are the base's); a merge table, a member
-        (whose writes check its bounds) or a system table: none."""
-        if isinstance(table_handle, SystemTableHandle | MergeTableHandle | MemberTableHandle):
+        """A plain table: the base's index (its rows, merge handle and sinks are the base's); a merge table:
+        ``_merge_table_index``; a member (whose writes check its bounds) or a system table: none."""
+        if isinstance(table_handle, MergeTableHandle):
+            return self._merge_table_index(session, table_handle, index_columns, output_columns)
+        if isinstance(table_handle, SystemTableHandle | MemberTableHandle):
             return None
         return self.bm.resolve_index(
             session=session, table_handle=table_handle, index_columns=index_columns, output_columns=output_columns
+        )
+
+    def _merge_table_index(
+        self,
+        session: ConnectorSession,
+        handle: MergeTableHandle,
+        index_columns: Sequence[ColumnHandle],
+        output_columns: Sequence[ColumnHandle],
+    ) -> ConnectorResolvedIndex | None:
+        """An index on one column when every leaf's base resolves one on it (``_index``): lookups route each key to
+        the leaves whose bounds hold it at every level partitioned ON that column. Its cut points are the leaves'
+        and the lower bounds of their ranges on the key; its key range spans the leaves' (unknown when one leaf's
+        is)."""
+        if len(index_columns) != 1 or not handle.leaves:
+            return None
+        key = index_columns[0].name
+        levels = {lvl.table_id: lvl for lvl in handle.levels}
+        leaves: list[LeafIndex] = []
+        points: set[Any] = set()
+        ranges: list[tuple[Any, Any] | None] = []
+        for leaf in handle.leaves:
+            columns, _ = self._base_columns(session, leaf.handle, [*index_columns, *output_columns])
+            resolved = self.bm.resolve_index(
+                session=session, table_handle=leaf.handle, index_columns=columns[:1], output_columns=columns[1:]
+            )
+            if resolved is None:
+                return None
+            routes = [b for table_id, b in leaf.path if table_id in levels and levels[table_id].scheme.column == key]
+            leaves.append(
+                LeafIndex(
+                    leaf_id=leaf.leaf_id,
+                    index_handle=resolved.index_handle,
+                    columns=[
+                        (c.name, base) for c, base in zip([*index_columns, *output_columns], columns, strict=True)
+                    ],
+                    routes=routes,
+                )
+            )
+            points.update(resolved.partition_points)
+            points.update(b.minimum for b in routes if b.kind is PartitionKind.RANGE and b.minimum is not None)
+            ranges.append(resolved.key_range)
+        known = [r for r in ranges if r is not None]
+        key_range = (min(r[0] for r in known), max(r[1] for r in known)) if len(known) == len(ranges) else None
+        try:
+            cuts = tuple(sorted(points))
+        except TypeError:  # values the base and the bounds type differently: no preference
+            cuts = ()
+        return ConnectorResolvedIndex(
+            index_handle=PartitionedIndexHandle(key=key, leaves=leaves), partition_points=cuts, key_range=key_range
         )
 
     def get_value_set_columns(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle) -> frozenset[str]:

@@ -1,8 +1,10 @@
 """Writes of the partitioned connector: MERGE, UPDATE, DELETE and INSERT into merge tables and their children.
 
 A merge table is written with ``DELETE_ROW_AND_INSERT_ROW``: its row id is ``{leaf, row}`` (the child and the
-child's own row id), its insert layout computes the partition key of every level as a column, so the sinks
-route each inserted row to the child whose bounds hold it (and an UPDATE of the key moves the row).
+child's own row id), and its sinks route each inserted row to the child whose bounds hold its partition keys (so
+an UPDATE of the key moves the row): the ``ON`` columns' values, or, for a ``USING`` expression, the keys the
+insert layout asks the engine to compute. A merge table partitioned ``ON`` columns only has no layout: any
+sink takes any row, so a MERGE into it may run by index lookups (``_index``) and on the driver tier.
 ``begin_merge`` begins a merge on every child; ``finish_merge`` commits every child the statement changed in
 one atomic commit of the base connector (``finish_merges``) and aborts the others. A child written directly
 (a ``MemberTableHandle``) is the base's merge plus the checks of its bounds at every enclosing level.
@@ -110,11 +112,21 @@ class WriteMetadata(TablesMetadata):
     def get_insert_layout(
         self, *, session: ConnectorSession, table_handle: ConnectorTableHandle
     ) -> ConnectorTableLayout | None:
-        """A merge table: distributed by its top level's key, with the keys of its levels and of the merge tables
-        enclosing it computed for routing; a member: the base's layout plus the keys of its bounds' checks; any other
-        table: the base's."""
+        """A merge table whose every level (and every merge table enclosing it) is partitioned ``ON`` a column, over
+        children whose base takes any row: none, its sinks take any row too (each routes an inserted row to its
+        child by the column's value, a deleted one by its row id). Otherwise (a ``USING`` expression, a ``CHAR(n)``
+        key whose padding the engine's evaluation decides, a child with a layout of its own): distributed by its top
+        level's key, with the keys of its levels and of the merge tables enclosing it computed for routing. A
+        member: the base's layout plus the keys of its bounds' checks; any other table: the base's."""
         if isinstance(table_handle, MergeTableHandle):
-            computed = self._computed([*table_handle.levels, *(lvl for lvl, _ in table_handle.checks)])
+            levels = [*table_handle.levels, *(lvl for lvl, _ in table_handle.checks)]
+            if not any(_computed_key(lvl) for lvl in levels) and not any(
+                self.bm.get_insert_layout(session=session, table_handle=leaf.handle) is not None
+                or self.bm.get_update_layout(session=session, table_handle=leaf.handle) is not None
+                for leaf in table_handle.leaves
+            ):
+                return None
+            computed = self._computed(levels)
             top = key_column(table_handle.table_id)
             return ConnectorTableLayout(partition_columns=(top,), computed_columns=computed)
         if isinstance(table_handle, MemberTableHandle):
@@ -308,6 +320,12 @@ class WriteMetadata(TablesMetadata):
             return
         for _, mh in merge_handle.children:
             self._abort_quietly(session, mh)
+
+
+def _computed_key(level: Level) -> bool:
+    """Whether a level's key is computed by the engine (a ``USING`` expression; a ``CHAR(n)`` column, padded as the
+    engine evaluates it) rather than read from its ``ON`` column by the sink."""
+    return level.scheme.column is None or level.scheme.key_type_name.lower().startswith("char")
 
 
 def _statement_prefix(session: ConnectorSession) -> str:
