@@ -102,27 +102,40 @@ def _file(file_id: int, rows: int, *, supersedes: bool = False) -> FileRow:
     )
 
 
+SMALL = 125_000  # rows_per_file 1M / SMALL_FILE_SHARE
+
+
 def test_the_run_is_the_newest_files_no_larger_than_the_newer_ones_together():
     files = [_file(1, 1_000_000), *[_file(i, 10) for i in range(2, 9)]]
-    assert plan_auto_compaction(files, min_files=8, base_files=8) is None  # 7 small files: not yet
+    assert plan_auto_compaction(files, min_files=8, base_files=8, small_rows=SMALL) is None  # 7 small files: not yet
     files.append(_file(9, 10))
-    due = plan_auto_compaction(files, min_files=8, base_files=9)
+    due = plan_auto_compaction(files, min_files=8, base_files=9, small_rows=SMALL)
     assert due is not None and not due.full
     assert [f.file_id for f in due.files] == list(range(2, 10))  # the million-row file is left alone
     # levels: a merged file of 80 rows joins the next run once the files after it hold as many rows
     files = [_file(1, 1_000_000), _file(2, 80), *[_file(i, 10) for i in range(3, 11)]]
-    assert [f.file_id for f in plan_auto_compaction(files, min_files=8, base_files=10).files] == list(range(2, 11))
+    assert [f.file_id for f in plan_auto_compaction(files, min_files=8, base_files=10, small_rows=SMALL).files] == list(
+        range(2, 11)
+    )
     # a raw journal file stops the run (its versions are ordered only by a full resolution)
-    assert plan_auto_compaction(files, min_files=8, base_files=10, raw_file_ids=frozenset({9})) is None
+    assert (
+        plan_auto_compaction(files, min_files=8, base_files=10, small_rows=SMALL, raw_file_ids=frozenset({9})) is None
+    )
 
 
 def test_a_table_whose_deltas_outgrow_a_share_of_it_is_compacted_in_full():
     deltas = int(2_000_000 * FULL_COMPACTION_DELTA_FRACTION) // 8
     files = [_file(1, 1_000_000), *[_file(i, deltas, supersedes=True) for i in range(2, 10)]]
-    due = plan_auto_compaction(files, min_files=8, base_files=1)
+    due = plan_auto_compaction(files, min_files=8, base_files=1, small_rows=SMALL)
     assert due is not None and due.full and len(due.files) == 9
     files = [_file(1, 1_000_000), *[_file(i, deltas // 4, supersedes=True) for i in range(2, 10)]]
-    assert not plan_auto_compaction(files, min_files=8, base_files=1).full
+    assert not plan_auto_compaction(files, min_files=8, base_files=1, small_rows=SMALL).full
+    # one large MERGE's files (not small, fewer than auto_compact_files): nothing, however many rows they change
+    files = [*[_file(i, 1_000_000) for i in range(1, 11)], *[_file(i, 400_000, supersedes=True) for i in range(11, 14)]]
+    assert plan_auto_compaction(files, min_files=8, base_files=10, small_rows=SMALL) is None
+    # eight of them: the table is compacted in full
+    files += [_file(i, 400_000, supersedes=True) for i in range(14, 19)]
+    assert plan_auto_compaction(files, min_files=8, base_files=10, small_rows=SMALL).full
 
 
 def test_a_compaction_that_a_commit_overtook_is_refused(tmp_path):

@@ -9,13 +9,13 @@ same). Nothing is visible before that transaction commits: a crash leaves the ta
 
 Automatic compaction (Delta's auto compaction, an LSM's tiering) keeps reads flat without a manual CALL. After
 each commit of a table whose ``auto_compact`` property is on (the default), :func:`plan_auto_compaction` looks at the
-newest files, in commit order: the *run* is the longest suffix of them in which no file holds more rows than the
-newer ones of the run together (and no raw journal file, whose versions only a full resolution may order). When the
-run has ``auto_compact_files`` files or more, they are merged into one sorted file placed after every other (a
+newest files, in commit order: the *run* is the longest suffix of small files (``SMALL_FILE_SHARE``) in which no file
+holds more rows than the newer ones of the run together (and no raw journal file, whose versions only a full
+resolution may order). When the run has ``auto_compact_files`` files or more, they are merged into one sorted file placed after every other (a
 suffix stays a suffix, so version order is kept); every row is rewritten about log2(n) times in all, and the table
-keeps about ``auto_compact_files`` + log2(n) small files. When the files after the table's base (the rows that
-version resolution must anti-join) hold more than ``FULL_COMPACTION_DELTA_FRACTION`` of its rows, the whole table
-is compacted instead (as ``CALL compact``), up to ``FULL_COMPACTION_MAX_ROWS`` rows (a larger table: the run only).
+keeps about ``auto_compact_files`` + log2(n) small files. When a run is due, or the table has ``auto_compact_files`` files after
+its base (the rows that version resolution must anti-join), and those hold more than
+``FULL_COMPACTION_DELTA_FRACTION`` of its rows, the whole table is compacted instead (as ``CALL compact``), up to ``FULL_COMPACTION_MAX_ROWS`` rows (a larger table: the run only).
 
 The writer's commit is done before any of this: a compaction that fails (a concurrent compaction or TRUNCATE took
 its files, a full disk) is logged and leaves the table as the commit left it; the statement succeeds.
@@ -55,6 +55,9 @@ _log = logging.getLogger(__name__)
 # A full compaction replaces the run's merge once the files after the base hold this share of the table's rows
 # (the anti join a read pays grows with them: 600k superseding keys cost 1.7 s of a 3.4 s read of 10M rows).
 FULL_COMPACTION_DELTA_FRACTION = 0.05
+# Files of at most rows_per_file / SMALL_FILE_SHARE rows are small: only they are merged in runs (a 1M-row MERGE's
+# files are not, so the MERGE is not followed by a rewrite of its own output).
+SMALL_FILE_SHARE = 8
 # The largest table compacted in full automatically: a full compaction reads the table into the driver's memory.
 FULL_COMPACTION_MAX_ROWS = 20_000_000
 
@@ -68,25 +71,32 @@ class AutoCompaction:
 
 
 def plan_auto_compaction(
-    files: Sequence[FileRow], *, min_files: int, base_files: int, raw_file_ids: frozenset[int] = frozenset()
+    files: Sequence[FileRow],
+    *,
+    min_files: int,
+    base_files: int,
+    small_rows: int,
+    raw_file_ids: frozenset[int] = frozenset(),
 ) -> AutoCompaction | None:
     """The automatic compaction due after a commit whose snapshot has ``files`` (the first ``base_files`` of them,
-    in commit order, are the base), or None (module docstring)."""
+    in commit order, are the base), or None (module docstring). Files of more than ``small_rows`` rows never join a
+    run: a bulk load's or a large MERGE's files are left alone."""
     ordered = sorted(files, key=lambda f: (f.added_seq, f.file_id))
     run: list[FileRow] = []
     total = 0
     for f in reversed(ordered):
-        if f.file_id in raw_file_ids or (run and f.row_count > total):
+        if f.file_id in raw_file_ids or f.row_count > small_rows or (run and f.row_count > total):
             break
         run.append(f)
         total += f.row_count
-    if len(run) < max(2, min_files):
+    need = max(2, min_files)
+    if len(run) < need and len(ordered) - base_files < need:
         return None
     rows = sum(f.row_count for f in ordered)
     deltas = sum(f.row_count for f in ordered[base_files:])
     if rows <= FULL_COMPACTION_MAX_ROWS and deltas > FULL_COMPACTION_DELTA_FRACTION * rows:
         return AutoCompaction(tuple(ordered), full=True)
-    return AutoCompaction(tuple(reversed(run)), full=False)
+    return AutoCompaction(tuple(reversed(run)), full=False) if len(run) >= need else None
 
 
 def auto_compact(metadata: SnapshotMetadata, handles: Sequence[JournalTableHandle]) -> None:
@@ -115,6 +125,7 @@ def auto_compact(metadata: SnapshotMetadata, handles: Sequence[JournalTableHandl
                 ordered,
                 min_files=h.spec.auto_compact_files,
                 base_files=_base_prefix(ordered),
+                small_rows=max(1, metadata.config.rows_per_file // SMALL_FILE_SHARE),
                 raw_file_ids=frozenset(r[0] for r in raw),
             )
             if due is None:
