@@ -54,7 +54,7 @@ _log = logging.getLogger(__name__)
 
 # A full compaction replaces the run's merge once the files after the base hold this share of the table's rows
 # (the anti join a read pays grows with them: 600k superseding keys cost 1.7 s of a 3.4 s read of 10M rows).
-FULL_COMPACTION_DELTA_FRACTION = 0.05
+FULL_COMPACTION_DELTA_FRACTION = 0.025
 # Files of at most rows_per_file / SMALL_FILE_SHARE rows are small: only they are merged in runs (a 1M-row MERGE's
 # files are not, so the MERGE is not followed by a rewrite of its own output).
 SMALL_FILE_SHARE = 8
