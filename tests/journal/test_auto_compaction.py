@@ -4,8 +4,6 @@ CALL, the table and its history read the same, and the table properties ``auto_c
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from mergekit_journal._compaction import FULL_COMPACTION_DELTA_FRACTION, plan_auto_compaction
 from mergekit_journal._snapshots import FileRow
@@ -28,10 +26,6 @@ def _run(engine: Engine, sql: str):
 
 def _operations(engine: Engine) -> list[str]:
     return [r[2] for r in _run(engine, "DESCRIBE HISTORY t").rows()]
-
-
-def _parquet_files(warehouse: str) -> int:
-    return sum(n.endswith(".parquet") for _, _, names in os.walk(warehouse) for n in names)
 
 
 @pytest.fixture

@@ -7,15 +7,16 @@ a later one in them supersedes, writes them under ``data/<merge id>/`` and, in o
 same). Nothing is visible before that transaction commits: a crash leaves the table as it was and orphan files that
 ``vacuum`` deletes. Time travel to a version before the rewrite keeps reading the old files until ``vacuum``.
 
-Automatic compaction (Delta's auto compaction, an LSM's tiering) keeps reads flat without a manual CALL. After
-each commit of a table whose ``auto_compact`` property is on (the default), :func:`plan_auto_compaction` looks at the
-newest files, in commit order: the *run* is the longest suffix of small files (``SMALL_FILE_SHARE``) in which no file
-holds more rows than the newer ones of the run together (and no raw journal file, whose versions only a full
-resolution may order). When the run has ``auto_compact_files`` files or more, they are merged into one sorted file placed after every other (a
-suffix stays a suffix, so version order is kept); every row is rewritten about log2(n) times in all, and the table
-keeps about ``auto_compact_files`` + log2(n) small files. When a run is due, or the table has ``auto_compact_files`` files after
-its base (the rows that version resolution must anti-join), and those hold more than
-``FULL_COMPACTION_DELTA_FRACTION`` of its rows, the whole table is compacted instead (as ``CALL compact``), up to ``FULL_COMPACTION_MAX_ROWS`` rows (a larger table: the run only).
+Automatic compaction (Delta's auto compaction, an LSM's tiering) keeps reads flat without a manual CALL. After each
+commit of a table whose ``auto_compact`` property is on (the default), :func:`plan_auto_compaction` looks at the
+newest files, in commit order: the *run* is the longest suffix of small files (``SMALL_FILE_SHARE``) in which no
+file holds more rows than the newer ones of the run together (and no raw journal file, whose versions only a full
+resolution may order). When the run has ``auto_compact_files`` files or more, they are merged into one sorted file
+placed after every other (a suffix stays a suffix, so version order is kept); every row is rewritten about log2(n)
+times in all, and the table keeps about ``auto_compact_files`` + log2(n) small files. When a run is due, or the
+table has ``auto_compact_files`` files after its base (the rows that version resolution must anti-join), and those
+hold more than ``FULL_COMPACTION_DELTA_FRACTION`` of its rows, the whole table is compacted instead (as ``CALL
+compact``), up to ``FULL_COMPACTION_MAX_ROWS`` rows (a larger table: the run only).
 
 The writer's commit is done before any of this: a compaction that fails (a concurrent compaction or TRUNCATE took
 its files, a full disk) is logged and leaves the table as the commit left it; the statement succeeds.
@@ -45,6 +46,7 @@ __all__ = [
     "auto_compact",
     "plan_auto_compaction",
     "compact_files",
+    "retention_cutoff",
     "AUTO_COMPACT_FILES",
     "FULL_COMPACTION_DELTA_FRACTION",
     "FULL_COMPACTION_MAX_ROWS",
@@ -131,7 +133,7 @@ def auto_compact(metadata: SnapshotMetadata, handles: Sequence[JournalTableHandl
             if due is None:
                 continue
             merge_id = f"auto-compact-{uuid.uuid4().hex[:12]}"
-            cutoff = _retention_cutoff(metadata, h) if due.full else None
+            cutoff = retention_cutoff(metadata, h, metadata.config.retention) if due.full else None
             compact_files(
                 metadata, h, due.files, cutoff=cutoff, merge_id=merge_id, summary={"auto": True}, full=due.full
             )
@@ -139,8 +141,8 @@ def auto_compact(metadata: SnapshotMetadata, handles: Sequence[JournalTableHandl
             _log.warning("automatic compaction of journal table %s skipped: %s", h.logical, exc)
 
 
-def _retention_cutoff(metadata: SnapshotMetadata, h: JournalTableHandle) -> int | None:
-    retention = metadata.config.retention
+def retention_cutoff(metadata: SnapshotMetadata, h: JournalTableHandle, retention: int | None) -> int | None:
+    """The row version at or before which superseded versions go when ``retention`` versions are kept (None: all)."""
     if retention is None:
         return None
     with metadata.catalog.read() as cur:

@@ -21,7 +21,7 @@ import pyarrow.fs as pafs
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import ConnectorSession, SchemaTableName
 
-from ._compaction import compact_files
+from ._compaction import compact_files, retention_cutoff
 from ._handles import JournalTableHandle
 from ._metadata import JournalMetadata, _now_us
 from ._storage import filesystem, join_path
@@ -66,13 +66,7 @@ def compact(
     retention = metadata.config.retention if retention is None else retention
     with metadata.catalog.read() as cur:
         files = metadata.files_at(cur, h.table_id, h.snapshot_seq)
-        cutoff = None
-        if retention is not None:
-            rows = cur.execute(
-                "SELECT row_version FROM mk_commits WHERE table_id = ? AND seq = ?",
-                (h.table_id, max(0, h.snapshot_seq - retention)),
-            )
-            cutoff = rows[0][0] if rows else None
+    cutoff = retention_cutoff(metadata, h, retention)
     if not files:
         return {"table": str(h.logical), "files_removed": 0, "files_added": 0, "rows": 0}
     return compact_files(
