@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CONNECTORS := connectors/memory $(wildcard connectors/journal) $(wildcard connectors/partitioned) $(wildcard connectors/sqldb)
 
-.PHONY: venv test test-fast lint demo clean bench bench-quick bench-stream bench-sqldb fuzz
+.PHONY: venv test test-fast lint demo clean bench bench-quick bench-stream bench-sqldb fuzz conformance
 
 venv: $(VENV)/.installed
 
@@ -31,6 +31,15 @@ lint: venv
 
 demo: venv
 	$(PY) -m mergekit.cli demo
+
+# The conformance cases (the kit's scenarios, Trino's examples among them, on every connector; the journal's,
+# merge tables' and streams' examples) with the driver tier as TIER says: auto (the default: every statement it can
+# evaluate runs there, as in make test) or off (every statement on Spark). It sets MERGEKIT_DRIVER_TIER, the default
+# of the session property driver_tier. About 8 minutes on 2 cores.
+CONFORMANCE_TESTS := tests/kit tests/rowlevel/test_kit_rowlevel.py tests/sqldb/test_kit_sqldb.py tests/journal/test_engine.py \
+	tests/partitioned/test_conformance.py tests/partitioned/test_trino_conformance.py tests/streams/test_stream_examples.py
+conformance: venv
+	MERGEKIT_DRIVER_TIER=$(TIER) $(PY) -m pytest -q -p no:cacheprovider $(CONFORMANCE_TESTS)
 
 # Issue 6's benchmark (bench/README.md, docs/performance.md); data and loaded tables are cached in /tmp/mergekit-bench.
 # Everything: 6 systems x 4 sizes + history (about 1.5 h on 2 cores); rewrites docs/performance.md figures and .png.

@@ -32,8 +32,8 @@ def show_session(ctx: StatementContext, st: msql.ShowSession) -> Result:
     table = pa.table(
         {
             "Name": pa.array(names, pa.string()),
-            "Value": pa.array([ctx.session_properties.get(p.name, p.default) for p in props], pa.string()),
-            "Default": pa.array([p.default for p in props], pa.string()),
+            "Value": pa.array([ctx.session_properties.get(p.name, p.default_value()) for p in props], pa.string()),
+            "Default": pa.array([p.default_value() for p in props], pa.string()),
             "Description": pa.array([p.description for p in props], pa.string()),
         }
     )

@@ -81,10 +81,28 @@ class TargetTable:
     @property
     def row_key(self) -> tuple[str, ...]:
         """The key columns that name a target row in messages: the primary key, when the row id is a struct with a
-        field for every key column (a connector whose row id is the key and more, as sqldb's key and row version);
-        else () and messages show the row id as it is."""
-        fields = {f.name for f in self.row_id.type} if pa.types.is_struct(self.row_id.type) else set()
-        return self.primary_key if self.primary_key and set(self.primary_key) <= fields else ()
+        field for every key column (a connector whose row id is the key and more, as sqldb's key and row version)
+        or holds one (:attr:`row_key_path`); else () and messages show the row id as it is."""
+        return self.primary_key if self.row_key_path is not None else ()
+
+    @property
+    def row_key_path(self) -> tuple[str, ...] | None:
+        """The struct fields that lead from the row id to the struct holding a field for every primary key column:
+        () when the row id is that struct, ``("row",)`` for a merge table's ``{leaf, row}`` (a connector that wraps
+        the row ids of the tables it is made of); None when there is none."""
+        if not self.primary_key:
+            return None
+        path: tuple[str, ...] = ()
+        kind = self.row_id.type
+        while pa.types.is_struct(kind):
+            fields = {f.name: f.type for f in kind}
+            if set(self.primary_key) <= set(fields):
+                return path
+            inner = [(name, t) for name, t in fields.items() if pa.types.is_struct(t)]
+            if len(inner) != 1:
+                return None
+            path, kind = (*path, inner[0][0]), inner[0][1]
+        return None
 
     def default(self, name: str) -> Expression | None:
         """The column's DEFAULT expression (``ColumnMetadata.default``), or None when it has none."""

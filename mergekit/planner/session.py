@@ -14,11 +14,14 @@ order as Spark reads it, so give a total order when it matters.
 ``driver_tier``: ``auto`` (the default) lets a statement the driver evaluates exactly as Spark would (an INSERT of
 VALUES rows of constants, a MERGE of such VALUES into a table with an index, a small MERGE by index lookups:
 docs/architecture.md "The driver tier") run in the engine's own process without a Spark job; ``off`` runs every
-statement on Spark (to compare the two, or to rule the driver tier out).
+statement on Spark (to compare the two, or to rule the driver tier out). The environment variable
+``MERGEKIT_DRIVER_TIER`` (``auto`` or ``off``) sets its default for every engine of a process (``make conformance
+TIER=off`` runs the conformance cases so); ``SET SESSION`` still overrides it.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -78,6 +81,18 @@ class SessionProperty:
     default: str
     description: str
     parse: Callable[[str], Any]
+    env: str | None = None  # an environment variable that, when set, replaces ``default`` for the whole process
+
+    def default_value(self) -> str:
+        """The value a session that did not set the property has: ``env``'s when set (validated), else ``default``."""
+        value = os.environ.get(self.env) if self.env else None
+        if value is None or not value.strip():
+            return self.default
+        try:
+            self.parse(value)
+        except MergekitError as err:
+            raise MergekitError(err.code, f"{err.message} (from the environment variable {self.env})") from None
+        return value.strip()
 
 
 SESSION_PROPERTIES: Mapping[str, SessionProperty] = {
@@ -96,6 +111,7 @@ SESSION_PROPERTIES: Mapping[str, SessionProperty] = {
             description="'auto': small statements the driver evaluates exactly as Spark would run on the driver, "
             "without a Spark job; 'off': every statement runs on Spark",
             parse=_parse_driver_tier,
+            env="MERGEKIT_DRIVER_TIER",
         ),
     )
 }
@@ -103,7 +119,9 @@ SESSION_PROPERTIES: Mapping[str, SessionProperty] = {
 
 def driver_tier_enabled(properties: Mapping[str, str]) -> bool:
     """Whether the session lets the driver tier run statements (``SET SESSION driver_tier``)."""
-    return bool(SESSION_PROPERTIES["driver_tier"].parse(properties.get("driver_tier", "auto")))
+    prop = SESSION_PROPERTIES["driver_tier"]
+    value = properties.get(prop.name)
+    return bool(prop.parse(value if value is not None else prop.default_value()))
 
 
 def check_session_property(name: str, value: str | None = None) -> None:

@@ -113,8 +113,9 @@ class DuplicateCheck:
     target row. :meth:`verify` runs once the task has seen every page and before its sink finishes, so a
     failed check leaves nothing committed (the driver aborts the merge)."""
 
-    def __init__(self, row_key: tuple[str, ...] = ()) -> None:
+    def __init__(self, row_key: tuple[str, ...] = (), row_key_path: tuple[str, ...] = ()) -> None:
         self._row_key = row_key  # TargetTable.row_key: the key fields of a struct row id, which name the row
+        self._row_key_path = row_key_path  # TargetTable.row_key_path: where in the row id they are
         self._uids: list[np.ndarray] = []
         self._pages: list[pa.RecordBatch] = []
 
@@ -141,6 +142,8 @@ class DuplicateCheck:
             if index >= 0:
                 row_id = page.column(1)[index].as_py()
                 break
+        for name in self._row_key_path if self._row_key else ():
+            row_id = row_id.get(name) if isinstance(row_id, dict) else None
         if self._row_key and isinstance(row_id, dict):
             shown = "target row: " + ", ".join(f"{k} = {sql_literal(row_id.get(k))}" for k in self._row_key)
         else:
@@ -185,6 +188,7 @@ class MergeWriter:
     processor: RowChangeProcessor | None = None  # set when processing is fused into the writer
     bounds: tuple[Bounded, ...] = ()  # VARCHAR(n) / CHAR(n) columns: values are fitted before the sink sees them
     row_key: tuple[str, ...] = ()  # TargetTable.row_key, for the duplicate-match message
+    row_key_path: tuple[str, ...] = ()  # TargetTable.row_key_path
 
     @classmethod
     def of(
@@ -208,6 +212,7 @@ class MergeWriter:
             row_change_processor(plan) if processing else None,
             bounded_columns(plan.target.columns),
             row_key=plan.target.row_key,
+            row_key_path=plan.target.row_key_path or (),
         )
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -219,7 +224,7 @@ class MergeWriter:
         sink = None
         counts: dict[tuple[int, int], int] = {}
         unchanged = 0
-        duplicates = DuplicateCheck(self.row_key) if self.check_duplicates else None
+        duplicates = DuplicateCheck(self.row_key, self.row_key_path) if self.check_duplicates else None
         try:
             for batch in batches:
                 if self.processor is not None and batch.num_rows:
