@@ -246,10 +246,11 @@ class Engine:
         VALUES ...`` would: ``data``'s columns are matched to the table's by name (ignoring case), omitted columns
         take their DEFAULT or NULL, every constraint is checked, one commit.
 
-        When every value reaches the table unchanged, the rows are written on the driver through the connector's
+        When every value reaches the table unchanged (strings into a ``varchar(n)`` / ``char(n)`` column get the
+        store assignment every writer applies), the rows are written on the driver through the connector's
         merge SPI, without a Spark job (``metrics["strategy"] == "driver_append"``): the fast way for a producer
         that commits many small batches into a stream. Otherwise (a CHECK constraint, a DEFAULT to evaluate, a
-        bounded ``varchar(n)``, a type conversion other than an integer's, a float's widening or a timestamp's, a
+        type conversion other than an integer's, a float's widening or a timestamp's, a
         connector that routes inserted rows) it runs as an ordinary INSERT from a DataFrame of ``data``, and ``metrics["driver_append_declined"]``
         says why. See docs/quickstart.md, "Inserting Arrow data".
 

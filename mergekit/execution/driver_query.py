@@ -48,7 +48,7 @@ from .dml.target import spi_constraint
 from .scan import conform_page
 from .types import arrow_type, spark_type
 
-__all__ = ["DriverQuery", "plan_driver_query", "run_driver_query", "run_driver_constants"]
+__all__ = ["DriverQuery", "driver_constants_plan", "plan_driver_query", "run_driver_query", "run_driver_constants"]
 
 _SORTABLE = ("integer", "string", "date", "boolean")
 
@@ -83,6 +83,24 @@ class DriverQuery:
     sort: tuple[tuple[str, str], ...]
     nulls: str
     splits: tuple[ConnectorSplit, ...] | None = None  # the native scan's own splits (known keys), else get_splits
+
+    def explain(self, st: msql.Query) -> str:
+        """EXPLAIN's text: what is read, filtered and sorted, and the tier (``st``: the query, for its WHERE)."""
+        scan = st.simple_scan()
+        shown = f"count(*) AS {self.count}" if self.count is not None else ", ".join(self.output)
+        lines = [f"Scan {self.table.full_name}: {shown}"]
+        if scan is not None and scan.where is not None:
+            lines.append(f"  where: {scan.where.sql}")
+        if self.sort:
+            keys = ", ".join(f"{c} {'DESC' if d == 'descending' else 'ASC'}" for c, d in self.sort)
+            lines.append(f"  order by: {keys} (NULLs {'first' if self.nulls == 'at_start' else 'last'})")
+        if self.splits is not None:
+            lines.append(f"  splits: {len(self.splits)} (the rows of the keys the WHERE names)")
+        lines.append(
+            "Tier: driver (read through the connector, filtered and sorted in Arrow in the engine's process: no Spark "
+            f"job; a table of more than {cost.DRIVER_SCAN_MAX_ROWS:,} rows is found while reading and left to Spark)"
+        )
+        return "\n".join(lines)
 
 
 def plan_driver_query(ctx: StatementContext, st: msql.Query) -> DriverQuery | str:
@@ -156,6 +174,22 @@ def plan_driver_query(ctx: StatementContext, st: msql.Query) -> DriverQuery | st
         # a native scan of splits only (the journal's read of known keys: those keys' rows) is read as it is
         splits=tuple(native.splits) if isinstance(native, NativeScanUnion) and not native.scans else None,
     )
+
+
+def driver_constants_plan(st: msql.Query) -> str | None:
+    """EXPLAIN's text for a SELECT of constants the driver tier evaluates, or None (Spark evaluates it). A value
+    that fails is explained, not raised: it fails the statement on this tier as it would on Spark."""
+    found = st.constant_select()
+    if found is None:
+        return None
+    names, values = found
+    try:
+        if isinstance(compile_constants(values), str):
+            return None
+    except MergekitError:
+        pass
+    listed = ", ".join(f"{value.sql} AS {name}" for name, value in zip(names, values, strict=True))
+    return f"SELECT {listed}\nTier: driver (constants evaluated in Arrow in the engine's process: no Spark job)"
 
 
 def run_driver_constants(st: msql.Query) -> Result | None:

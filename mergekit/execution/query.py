@@ -14,7 +14,13 @@ from mergekit.planner import driver_tier_enabled
 from mergekit.result import Result
 
 from .context import StatementContext
-from .driver_query import DriverQuery, plan_driver_query, run_driver_constants, run_driver_query
+from .driver_query import (
+    DriverQuery,
+    driver_constants_plan,
+    plan_driver_query,
+    run_driver_constants,
+    run_driver_query,
+)
 from .results import SparkArrowSource, in_zones
 
 __all__ = ["run_query", "explain"]
@@ -44,12 +50,31 @@ def run_query(ctx: StatementContext, st: msql.Query) -> Result:
 
 def explain(ctx: StatementContext, st: msql.Explain) -> Result:
     """EXPLAIN: for DML, the logical plan and the strategy that will run (with the estimates that chose it); for a
-    query, Spark's plan of its rendering."""
+    query, the tier that runs it: the driver tier's plan (no Spark is started), or Spark's plan of its rendering
+    after a ``Tier: spark`` line that says why."""
     inner = st.statement
     if isinstance(inner, msql.Merge | msql.Update | msql.Delete | msql.Insert):
         text = explain_dml(ctx, inner)
     elif isinstance(inner, msql.Query):
-        text = ctx.spark.sql(f"EXPLAIN {ctx.render(inner)}").collect()[0][0]
+        text = _explain_query(ctx, inner)
     else:
         text = repr(inner)
     return Result(statement="EXPLAIN", table=pa.table({"Query Plan": [text]}))
+
+
+def _explain_query(ctx: StatementContext, st: msql.Query) -> str:
+    """The tier ``run_query`` would choose, decided the same way, and what it runs. Nothing is read or evaluated
+    but the constants of a SELECT without FROM (a value that fails is explained, not raised)."""
+    why = "SET SESSION driver_tier = 'off'"
+    if any(st.stream_selects):
+        why = "SELECT STREAM"
+    elif driver_tier_enabled(ctx.properties):
+        constants = driver_constants_plan(st)
+        if constants is not None:
+            return constants
+        planned = plan_driver_query(ctx, st)
+        if isinstance(planned, DriverQuery):
+            return planned.explain(st)
+        why = planned
+    plan = ctx.spark.sql(f"EXPLAIN {ctx.render(st)}").collect()[0][0]
+    return f"Tier: spark ({why})\n{plan}"

@@ -260,7 +260,10 @@ class MergePlan:
             + "; update/delete "
             + (f"hash({', '.join(ul)}) of the old row" if ul else "hash(row id)")
         )
-        lines.append("  sinks: one ConnectorMergeSink per writer task on executors; finish_merge on the driver")
+        lines.append(
+            "  sinks: one ConnectorMergeSink per writer (a Spark task on an executor; on the driver tier, one in the "
+            "engine's process); finish_merge on the driver"
+        )
         return "\n".join(lines)
 
 

@@ -95,12 +95,15 @@ def test_merge_by_index_lookups_fits_values_too(spark: Any, tmp_path: Path, monk
         engine.close()
 
 
-def test_insert_arrow_falls_back_to_the_insert_that_checks_lengths(lake: Engine) -> None:
+def test_insert_arrow_checks_lengths_on_the_driver(lake: Engine) -> None:
+    before = rows(lake)
     with pytest.raises(MergekitError) as caught:
-        lake.insert_arrow("t", pa.table({"id": [5], "v": ["abcd"]}))
+        lake.insert_arrow("t", pa.table({"id": [5, 6], "v": ["ab", "abcd"]}))
     assert caught.value.code is ErrorCode.INVALID_CAST_ARGUMENT
+    assert "on INSERT: column v, value 'abcd'" in str(caught.value)
+    assert rows(lake) == before  # nothing of it written
     result = lake.insert_arrow("t", pa.table({"id": [5], "v": ["ab  "]}))
-    assert result.metrics["driver_append_declined"]
+    assert result.metrics["strategy"] == "driver_append"
     assert rows(lake)[-1] == (5, "ab ", None, None)
 
 

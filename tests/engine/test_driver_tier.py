@@ -170,7 +170,8 @@ def test_the_environment_sets_the_tiers_default_and_set_session_overrides_it(spa
 
 
 def test_what_the_driver_declines_for_the_table_runs_on_spark(spark, tmp_path) -> None:
-    """A DEFAULT to evaluate, a CHECK constraint, a bounded varchar: the same VALUES, on Spark."""
+    """A DEFAULT to evaluate, a CHECK constraint: the same VALUES, on Spark. A bounded varchar stays on the driver,
+    with the store assignment every writer applies."""
     engine = Engine(spark=spark, catalogs={"lake": {"connector": "journal", "warehouse": str(tmp_path)}})
     try:
         engine.execute("CREATE TABLE c (k integer, n integer CHECK (n > 0))")
@@ -187,6 +188,46 @@ def test_what_the_driver_declines_for_the_table_runs_on_spark(spark, tmp_path) -
             engine.execute("INSERT INTO b VALUES (1, 'abc')")
         assert caught.value.code is ErrorCode.INVALID_CAST_ARGUMENT and "Cannot truncate" in str(caught.value)
         assert engine.execute("SELECT count(*) FROM b").rows() == [(0,)]
+    finally:
+        engine.close()
+
+
+BOUNDED_INSERTS = [
+    "INSERT INTO {t} VALUES (1, 'ab', 'ab'), (2, 'abc', 'abc'), (3, NULL, NULL), (4, '', ''), (5, 'é', 'é')",
+    "INSERT INTO {t} VALUES (1, 'abc   ', 'ab  ')",  # spaces past the length are cut
+    "INSERT INTO {t} (k, c) VALUES (1, ' a')",
+    "INSERT INTO {t} VALUES (1, 'abcd', 'a')",  # fails: non-space characters past varchar(3)
+    "INSERT INTO {t} VALUES (1, 'a', 'ab c')",  # fails: char(3)
+    "INSERT INTO {t} VALUES (1, 'a', 'a'), (2, 'éééé', 'b')",  # fails at the second row: nothing is written
+]
+
+
+@pytest.mark.parametrize("connector", ["memory", "journal"])
+def test_bounded_strings_are_stored_alike_on_both_tiers(spark, tmp_path, connector: str) -> None:
+    """VARCHAR(n) and CHAR(n) columns take the driver tier's INSERT of VALUES: the same stored values (CHAR padded),
+    the same error and nothing written, as on Spark."""
+    engine = Engine(spark=spark, catalogs={"lake": _catalog(connector, tmp_path)})
+    try:
+        for sql in BOUNDED_INSERTS:
+            outcomes = []
+            for tier in ("auto", "off"):
+                name = f"b{next(_tables)}"
+                engine.execute(f"CREATE TABLE {name} (k integer, v varchar(3), c char(3))")
+                engine.execute(f"SET SESSION driver_tier = '{tier}'")
+                try:
+                    result = engine.execute(sql.format(t=name))
+                    outcome: tuple = (result.metrics["strategy"], result.row_count)
+                except MergekitError as err:
+                    outcome = ("error", err.code, str(err))
+                finally:
+                    engine.execute("RESET SESSION driver_tier")
+                rows = engine.execute(f"SELECT k, v, c, length(c) FROM {name} ORDER BY k").rows()
+                outcomes.append((outcome, rows))
+            (driver, driver_rows), (on_spark, spark_rows) = outcomes
+            assert driver_rows == spark_rows, sql
+            assert driver[0] in ("driver_append", "error") and on_spark[0] in ("insert_from_source", "error"), sql
+            assert driver[1:] == on_spark[1:], sql
+        assert spark_rows == []  # (the last statement fails on both)
     finally:
         engine.close()
 
@@ -650,6 +691,21 @@ def test_a_driver_query_runs_no_spark_job_and_what_it_returns(spark) -> None:
         assert ordered.rows() == [(3, None), (2, "b"), (1, "a"), (None, "z")]  # NULLs last, as Trino sorts
         assert ordered.metrics == {"scans": [{"table": "lake.default.q", "splits": 1}], "tier": "driver"}
         assert (counted.columns, counted.rows()) == (["_col0"], [(3,)])
+        # EXPLAIN names the tier that runs the query: the driver's scan, or Spark's plan and why
+        with spark_jobs(spark) as jobs:
+            (text,) = engine.execute("EXPLAIN SELECT v FROM q WHERE id > 1 ORDER BY v DESC NULLS FIRST").rows()[0]
+            (constants,) = engine.execute("EXPLAIN SELECT 2147483647 + 1 AS big").rows()[0]
+        assert jobs == []
+        assert text.splitlines() == [
+            "Scan lake.default.q: v",
+            "  where: id > 1",
+            "  order by: v DESC (NULLs first)",
+            "Tier: driver (read through the connector, filtered and sorted in Arrow in the engine's process: no Spark "
+            "job; a table of more than 100,000 rows is found while reading and left to Spark)",
+        ]
+        assert constants.splitlines()[-1].startswith("Tier: driver (constants evaluated in Arrow")
+        (text,) = engine.execute("EXPLAIN SELECT upper(v) FROM q").rows()[0]
+        assert text.startswith("Tier: spark (not a scan of one table)\n== Physical Plan ==")
     finally:
         engine.close()
 

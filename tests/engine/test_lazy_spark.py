@@ -47,6 +47,8 @@ def test_driver_tier_statements_never_start_spark(tmp_path, connector: str) -> N
                 continue  # the memory connector has no index: those run on Spark
             tiers.append(engine.execute(sql).metrics.get("tier"))
         rows = engine.execute("SELECT id, v, n FROM t ORDER BY id")
+        (explained,) = engine.execute("EXPLAIN SELECT id, v, n FROM t WHERE id = 2").rows()[0]
+        assert explained.splitlines()[-1].startswith("Tier: driver")
         assert (rows.metrics["tier"], engine.spark_started, started) == ("driver", False, [])
         if connector != "memory":
             assert tiers == [None, "driver", "driver", "driver", "driver", None, None]

@@ -10,8 +10,7 @@ fast: a commit costs the connector's write and its catalog transaction, not a Sp
 
 Anything the engine would evaluate in Spark is left to the ordinary INSERT (:func:`driver_append_plan` says why):
 a CHECK constraint, a column DEFAULT for an omitted column (a column the storage fills, ``storage_default``, stays
-on the driver: it is named in ``begin_merge``'s ``insert_case_defaults``), a bounded ``varchar(n)`` / ``char(n)``
-column, a type that needs a conversion other than an integer's (range-checked), a float's widening or a timestamp's
+on the driver: it is named in ``begin_merge``'s ``insert_case_defaults``), a type that needs a conversion other than an integer's (range-checked), a float's widening or a timestamp's
 (time zones read as the caller's session would: :func:`_timestamps`), a connector that routes inserted rows (an
 insert layout).
 The caller then runs ``INSERT INTO t (columns) SELECT columns FROM <the data as a DataFrame>``: same rows, same
@@ -20,7 +19,6 @@ errors, with a Spark job.
 
 from __future__ import annotations
 
-import re
 import zoneinfo
 from collections.abc import Callable, Sequence
 
@@ -37,6 +35,7 @@ from mergekit.planner import MergePlan, TargetTable, not_null_violation
 from mergekit.result import Result
 from mergekit.spi import MERGE_PAGE_LAYOUT, ColumnHandle, MergeOperation
 
+from .lengths import bounded_columns, fit_page
 from .target import resolve_target
 from .transaction import aborted_on_failure
 
@@ -54,7 +53,6 @@ __all__ = [
 ]
 
 DRIVER_APPEND = "driver_append"  # the strategy's name in EXPLAIN and Result.metrics["strategy"]
-_BOUNDED = re.compile(r"^\s*(var)?char\s*\(", re.IGNORECASE)
 
 
 @attrs.frozen
@@ -175,8 +173,6 @@ def _append_plan(table: ResolvedTable, target: TargetTable, data: pa.Schema) -> 
         source = pairs.get(column.name)
         if source is None and column.default is not None:
             return f"column {column.name} takes its DEFAULT"
-        if _BOUNDED.match(column.type_name or ""):
-            return f"column {column.name} is {column.type_name}"
         if source is not None and not _convertible(data.field(source).type, column.type):
             return f"column {column.name} needs a conversion from {data.field(source).type}"
         sources.append(source)
@@ -261,6 +257,8 @@ def run_driver_append(ctx: StatementContext, plan: DriverAppend, data: pa.Table)
     session = ctx.session(table.catalog)
     session = attrs.evolve(session, properties={**session.properties, "statement": "INSERT"})
     page = _page(plan, data, lambda: ctx.user_zone)  # NOT NULL and value ranges are checked before anything begins
+    # VARCHAR(n) / CHAR(n): the store assignment every writer applies (trailing spaces cut, padding, or the error)
+    page = fit_page(page, bounded_columns(plan.target.columns), MERGE_PAGE_LAYOUT.operation, "INSERT")
     metadata = table.connector.get_metadata()
     defaults = {}
     if plan.storage_defaults:  # the columns ``data`` leaves out that the storage fills (only then: see the SPI)
