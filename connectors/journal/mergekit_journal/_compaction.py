@@ -39,7 +39,7 @@ from mergekit.errors import ErrorCode, MergekitError
 
 from ._handles import AUTO_COMPACT_FILES, OP_COLUMN, JournalTableHandle, encode_value
 from ._snapshots import FileRow, SnapshotMetadata, _now_us
-from ._storage import S, V, concat, dictionary_columns, filesystem, join_path, read_versioned
+from ._storage import ROW_GROUP_ROWS, S, V, concat, dictionary_columns, filesystem, join_path, read_versioned
 
 __all__ = [
     "AutoCompaction",
@@ -217,7 +217,10 @@ def compact_files(
             fs.create_dir(full_path.rsplit("/", 1)[0], recursive=True)
             with fs.open_output_stream(full_path) as stream:
                 pq.write_table(
-                    out, stream, use_dictionary=dictionary_columns(schema, [spec.physical(k) for k in spec.key])
+                    out,
+                    stream,
+                    row_group_size=ROW_GROUP_ROWS,  # as the sinks write: a lookup decodes one row group
+                    use_dictionary=dictionary_columns(schema, [spec.physical(k) for k in spec.key]),
                 )
             versions = pc.min_max(chunk.column(V))
             keys = pc.min_max(chunk.column(spec.key[0]))

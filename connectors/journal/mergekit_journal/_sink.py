@@ -37,11 +37,9 @@ from ._handles import (
     JournalMergeHandle,
     JournalTableHandle,
 )
-from ._storage import dictionary_columns, filesystem, join_path
+from ._storage import ROW_GROUP_ROWS, dictionary_columns, filesystem, join_path
 
 __all__ = ["JournalPageSinkProvider", "JournalMergeSink"]
-
-_ROW_GROUP_ROWS = 128 * 1024
 
 
 class JournalPageSinkProvider(ConnectorPageSinkProvider):
@@ -223,7 +221,7 @@ class JournalMergeSink(ConnectorMergeSink):
         return pc.binary_join_element_wise(prefix, counter, "")
 
     def _write(self, table: pa.Table) -> None:
-        """Buffer rows in file layout; they reach the file in row groups of about ``_ROW_GROUP_ROWS`` (a row
+        """Buffer rows in file layout; they reach the file in row groups of about ``ROW_GROUP_ROWS`` (a row
         group per merge page would leave thousands of tiny row groups, slow to write and to read), and a new
         file starts after ``rows_per_file`` rows (a bulk load becomes files with narrow key ranges, which
         readers can skip by range)."""
@@ -231,7 +229,7 @@ class JournalMergeSink(ConnectorMergeSink):
             return
         self._pending.append(table)
         self._pending_rows += table.num_rows
-        if self._pending_rows >= _ROW_GROUP_ROWS:
+        if self._pending_rows >= ROW_GROUP_ROWS:
             self._flush()
 
     def _flush(self) -> None:

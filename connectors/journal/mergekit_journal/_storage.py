@@ -43,10 +43,16 @@ __all__ = [
     "empty_table",
     "V",
     "S",
+    "ROW_GROUP_ROWS",
 ]
 
 V = "__v"
 S = "__s"
+
+# Rows per Parquet row group in every data file the journal writes (sinks and compaction alike). A lookup of one key
+# decodes its whole row group: 128k rows of the bench's 5 columns take about 10 ms, a million rows 96 ms (a 10-row
+# upsert into 10M rows after a compaction: 83 ms against 309 ms); a full read by Spark is about the same either way.
+ROW_GROUP_ROWS = 128 * 1024
 
 
 @functools.lru_cache(maxsize=16)
