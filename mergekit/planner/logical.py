@@ -228,7 +228,8 @@ class MergePlan:
 
     def explain(self) -> str:
         t = self.target
-        lines = [f"{self.statement} INTO {t.name} AS {self.target_alias}"]
+        verb = {"UPDATE": "UPDATE", "DELETE": "DELETE FROM"}.get(self.statement, f"{self.statement} INTO")
+        lines = [f"{verb} {t.name} AS {self.target_alias}"]
         lines.append(
             f"  target scan: {t.name} + unique id + present, row id {t.row_id.name} ({sql_type_name(t.row_id.type)})"
         )
