@@ -35,7 +35,7 @@ demo: venv
 # The conformance cases (the kit's scenarios, Trino's examples among them, on every connector; the journal's,
 # merge tables' and streams' examples) with the driver tier as TIER says: auto (the default: every statement it can
 # evaluate runs there, as in make test) or off (every statement on Spark). It sets MERGEKIT_DRIVER_TIER, the default
-# of the session property driver_tier. About 8 minutes on 2 cores.
+# of the session property driver_tier. About 6 (auto) to 10 (off) minutes on 2 cores.
 CONFORMANCE_TESTS := tests/kit tests/rowlevel/test_kit_rowlevel.py tests/sqldb/test_kit_sqldb.py tests/journal/test_engine.py \
 	tests/partitioned/test_conformance.py tests/partitioned/test_trino_conformance.py tests/streams/test_stream_examples.py
 conformance: venv

@@ -250,9 +250,9 @@ class Engine:
         store assignment every writer applies), the rows are written on the driver through the connector's
         merge SPI, without a Spark job (``metrics["strategy"] == "driver_append"``): the fast way for a producer
         that commits many small batches into a stream. Otherwise (a CHECK constraint, a DEFAULT to evaluate, a
-        type conversion other than an integer's, a float's widening or a timestamp's, a
-        connector that routes inserted rows) it runs as an ordinary INSERT from a DataFrame of ``data``, and ``metrics["driver_append_declined"]``
-        says why. See docs/quickstart.md, "Inserting Arrow data".
+        type conversion other than an integer's, a float's widening or a timestamp's, a connector that routes
+        inserted rows) it runs as an ordinary INSERT from a DataFrame of ``data``, and
+        ``metrics["driver_append_declined"]`` says why. See docs/quickstart.md, "Inserting Arrow data".
 
         The driver append runs no Spark, so it neither waits for the engine's Spark statements (a micro-batch of
         ``stream()`` or of a streaming job running meanwhile) nor applies mergekit's Spark settings; the ordinary

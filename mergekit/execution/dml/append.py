@@ -10,9 +10,10 @@ fast: a commit costs the connector's write and its catalog transaction, not a Sp
 
 Anything the engine would evaluate in Spark is left to the ordinary INSERT (:func:`driver_append_plan` says why):
 a CHECK constraint, a column DEFAULT for an omitted column (a column the storage fills, ``storage_default``, stays
-on the driver: it is named in ``begin_merge``'s ``insert_case_defaults``), a type that needs a conversion other than an integer's (range-checked), a float's widening or a timestamp's
-(time zones read as the caller's session would: :func:`_timestamps`), a connector that routes inserted rows (an
-insert layout).
+on the driver: it is named in ``begin_merge``'s ``insert_case_defaults``), a type that needs a conversion other
+than an integer's (range-checked), a float's widening or a timestamp's (time zones read as the caller's session
+would: :func:`_timestamps`), a connector that routes inserted rows (an insert layout). A ``varchar(n)`` /
+``char(n)`` column stays on the driver: its values get the store assignment every writer applies (``lengths``).
 The caller then runs ``INSERT INTO t (columns) SELECT columns FROM <the data as a DataFrame>``: same rows, same
 errors, with a Spark job.
 """

@@ -142,7 +142,7 @@ class DuplicateCheck:
             if index >= 0:
                 row_id = page.column(1)[index].as_py()
                 break
-        for name in self._row_key_path if self._row_key else ():
+        for name in self._row_key_path:  # () unless the row id wraps the struct of key fields
             row_id = row_id.get(name) if isinstance(row_id, dict) else None
         if self._row_key and isinstance(row_id, dict):
             shown = "target row: " + ", ".join(f"{k} = {sql_literal(row_id.get(k))}" for k in self._row_key)
