@@ -86,7 +86,9 @@ def local_session(
     this interpreter.
 
     PySpark starts ``python3`` from PATH for its workers unless told otherwise, which would not see a
-    virtualenv, so ``PYSPARK_PYTHON`` and ``spark.pyspark.python`` are set to ``sys.executable``.
+    virtualenv, so ``PYSPARK_PYTHON`` and ``spark.pyspark.python`` are set to ``sys.executable``. On a local
+    master the workers are forked from :mod:`mergekit.execution.worker_daemon`, which has imported mergekit.
+    ``MERGEKIT_SPARK_CONF`` (:func:`env_spark_conf`) adds settings after mergekit's defaults, ``conf`` after those.
 
     ``log`` (:data:`SparkLog`) says what the JVM prints while the new session starts; unless it is ``spark``, its
     level is OFF once the session runs (failures reach the caller as :class:`MergekitError`). A log4j
@@ -120,7 +122,13 @@ def local_session(
         # One process: shuffle blocks never cross a network, and compressing them costs the CPU the join needs
         # (a 10M/1M MERGE shuffles 1.6M rows; about 0.2 s of its 3.5 s on 2 cores).
         settings.update({"spark.shuffle.compress": "false", "spark.shuffle.spill.compress": "false"})
-    settings.update({**REQUIRED_CONF, _EXCLUDED_RULES_KEY: _with_excluded_rules(None), **(conf or {})})
+    settings.update(
+        {**REQUIRED_CONF, _EXCLUDED_RULES_KEY: _with_excluded_rules(None), **env_spark_conf(), **(conf or {})}
+    )
+    if _is_local_master(master) and settings["spark.pyspark.python"] == sys.executable:
+        # executors on this machine run this interpreter, which imports mergekit: its daemon forks workers with
+        # mergekit's modules already loaded (worker_daemon.py)
+        settings.setdefault("spark.python.daemon.module", WORKER_DAEMON)
     if log not in ("errors", "off", "spark"):
         raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"log must be 'errors', 'off' or 'spark', not {log!r}")
     options = settings.get(_JAVA_OPTIONS_KEY)
@@ -138,6 +146,27 @@ def local_session(
 
 
 _JAVA_OPTIONS_KEY = "spark.driver.extraJavaOptions"
+WORKER_DAEMON = "mergekit.execution.worker_daemon"
+SPARK_CONF_VARIABLE = "MERGEKIT_SPARK_CONF"
+
+
+def env_spark_conf() -> dict[str, str]:
+    """Spark settings from ``MERGEKIT_SPARK_CONF``: ``key=value`` pairs separated by whitespace (a value holds no
+    whitespace), applied to every session mergekit starts, after its own defaults. ``INVALID_ARGUMENTS`` names a
+    pair that is not ``spark.<key>=<value>``."""
+    text = os.environ.get(SPARK_CONF_VARIABLE, "")
+    settings = {}
+    for pair in text.split():
+        key, sep, value = pair.partition("=")
+        if not sep or not key.startswith("spark.") or not value:
+            raise MergekitError(
+                ErrorCode.INVALID_ARGUMENTS,
+                f"{SPARK_CONF_VARIABLE} holds {pair!r}: each setting must be spark.<key>=<value>, separated by spaces",
+            )
+        settings[key] = value
+    return settings
+
+
 _LOG4J_FILES = {"errors": "log4j2-errors.properties", "off": "log4j2-quiet.properties"}
 
 

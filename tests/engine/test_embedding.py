@@ -227,3 +227,27 @@ def test_engine_local_prints_nothing_while_spark_starts_but_an_error_that_stops_
     assert "ERROR SparkContext: Error initializing SparkContext." in proc.stderr
     assert "Insufficient driver memory" in proc.stderr
     assert "Using Spark's default log4j profile" not in proc.stderr and "WARN" not in proc.stderr
+
+
+def test_a_local_sessions_python_workers_start_with_mergekit_loaded(spark) -> None:
+    """Sessions mergekit starts fork their Python workers from a daemon that has imported mergekit
+    (``mergekit.execution.worker_daemon``): a new worker (one per task that finds no idle worker, and after every
+    task that raised) no longer spends 0.5-0.9 s of CPU importing pyarrow, pandas and mergekit."""
+    assert spark.conf.get("spark.python.daemon.module") == "mergekit.execution.worker_daemon"
+    loaded = spark.sparkContext.parallelize([0, 1], 2).map(lambda _: "mergekit.engine" in sys.modules).collect()
+    assert loaded == [True, True]
+
+
+def test_mergekit_spark_conf_sets_the_sessions_mergekit_starts(monkeypatch) -> None:
+    from mergekit.execution.session import env_spark_conf
+
+    monkeypatch.setenv("MERGEKIT_SPARK_CONF", " spark.executor.memory=3g\n spark.sql.codegen.wholeStage=false ")
+    assert env_spark_conf() == {"spark.executor.memory": "3g", "spark.sql.codegen.wholeStage": "false"}
+    monkeypatch.setenv("MERGEKIT_SPARK_CONF", "spark.executor.memory = 3g")
+    with pytest.raises(MergekitError) as err:
+        env_spark_conf()
+    assert err.value.code is ErrorCode.INVALID_ARGUMENTS
+    assert str(err.value) == (
+        "[INVALID_ARGUMENTS] MERGEKIT_SPARK_CONF holds 'spark.executor.memory': each setting must be "
+        "spark.<key>=<value>, separated by spaces"
+    )
