@@ -28,14 +28,6 @@ NO_JAVA_HOME = "/nonexistent/mergekit-test-fast-starts-no-java"
 if NO_JVM:
     os.environ["JAVA_HOME"] = NO_JAVA_HOME  # the launcher fails at once, in this process and in subprocesses
 
-# Every Spark session of the main run (this process's and those of the command lines and workers it starts) evaluates
-# expressions interpreted rather than compiled to Java classes: a test's rows are few, and generating and compiling
-# code for each new plan was about a tenth of the suite's time. The cluster run keeps Spark's default (compiled),
-# so the MERGE cases also run that way. Settings of the caller's own are kept.
-TEST_SPARK_CONF = "spark.sql.codegen.wholeStage=false spark.sql.codegen.factoryMode=NO_CODEGEN"
-if not CLUSTER:
-    os.environ.setdefault("MERGEKIT_SPARK_CONF", TEST_SPARK_CONF)
-
 
 # The MERGE cases the cluster run repeats (marker ``merge_cases``): each connector's merge sinks and page sources
 # and each shape of the engine's data path once, small enough for a few minutes on two cores. Each entry: a test
