@@ -229,7 +229,7 @@ def test_engine_local_prints_nothing_while_spark_starts_but_an_error_that_stops_
     assert "Using Spark's default log4j profile" not in proc.stderr and "WARN" not in proc.stderr
 
 
-def test_mergekit_spark_conf_sets_the_sessions_mergekit_starts(monkeypatch) -> None:
+def test_mergekit_spark_conf_is_read_as_spark_settings_and_a_bad_pair_is_refused_by_name(monkeypatch) -> None:
     from mergekit.execution.session import env_spark_conf
 
     monkeypatch.setenv("MERGEKIT_SPARK_CONF", " spark.executor.memory=3g\n spark.sql.codegen.wholeStage=false ")
