@@ -23,6 +23,8 @@ from pyspark.sql import SparkSession
 
 from mergekit.errors import ErrorCode, MergekitError
 
+from .jvm_stderr import copy_jvm_stderr
+
 # pyspark logs every failed query (with the Java stack) before raising it; mergekit reports errors itself.
 logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL + 1)
 
@@ -177,14 +179,9 @@ def _user_log4j_config(java_options: str | None) -> bool:
     return any(name.startswith("log4j2") and not name.endswith(".template") for name in os.listdir(folder))
 
 
-#: The line the JVM prints on standard error whenever Spark's driver starts: Spark's launcher adds
-#: ``--add-modules=jdk.incubator.vector`` to every driver, and the JVM has no option to silence the warning.
-JVM_START_WARNING = b"WARNING: Using incubator modules:"
-
-
 def _start_jvm(conf: SparkConf) -> None:
     """Start the JVM of Spark's driver (as PySpark would on ``getOrCreate``) with its standard error read through
-    a pipe: a daemon thread copies every line to this process's standard error except :data:`JVM_START_WARNING`,
+    a pipe: a daemon thread copies it to this process's standard error without the noise :mod:`.jvm_stderr` names,
     so errors (a launcher that fails: all of its output before the exception) and Spark's log (when it is on)
     still show. Nothing to do when a JVM is running or given (``PYSPARK_GATEWAY_PORT``)."""
     from pyspark import SparkContext
@@ -193,7 +190,7 @@ def _start_jvm(conf: SparkConf) -> None:
     if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
         return
     read_end, write_end = os.pipe()
-    copier = threading.Thread(target=_copy_jvm_stderr, args=(read_end,), name="mergekit-jvm-stderr", daemon=True)
+    copier = threading.Thread(target=copy_jvm_stderr, args=(read_end,), name="mergekit-jvm-stderr", daemon=True)
     copier.start()
     try:
         gateway = launch_gateway(conf, popen_kwargs={"stderr": write_end})
@@ -203,19 +200,6 @@ def _start_jvm(conf: SparkConf) -> None:
         raise
     os.close(write_end)  # the JVM holds its own copy
     SparkContext._ensure_initialized(gateway=gateway)
-
-
-def _copy_jvm_stderr(fd: int) -> None:
-    with os.fdopen(fd, "rb") as stream:
-        for line in iter(stream.readline, b""):
-            if line.startswith(JVM_START_WARNING):
-                continue
-            try:
-                view = memoryview(line)
-                while view:
-                    view = view[os.write(2, view) :]
-            except OSError:  # standard error closed: nowhere left to show it
-                pass
 
 
 @contextmanager

@@ -7,6 +7,7 @@ import os
 import pty
 import re
 import select
+import sqlite3
 import subprocess
 import time
 
@@ -123,8 +124,14 @@ def test_backslash_d_lists_your_tables_once_whole_when_piped(tmp_path):
         f'uri = "sqlite:///{tmp_path / "shop.db"}"\n'
     )
     long_name = "customer_purchases_by_region_and_month_since_the_first_order_" + "x" * 40
+    # a table made outside mergekit, large enough that a LIMIT stops its Python workers while they still write:
+    # PySpark's worker daemon then prints a traceback of the broken pipe, which the CLI leaves out
+    with sqlite3.connect(tmp_path / "shop.db") as db:
+        db.execute("CREATE TABLE big (id INTEGER PRIMARY KEY, v TEXT)")
+        db.executemany("INSERT INTO big VALUES (?, ?)", ((i, "x" * 50) for i in range(300_000)))
     session = "\n".join(
         [
+            "SELECT * FROM shop.main.big LIMIT 3;",
             "CREATE TABLE accounts (customer VARCHAR NOT NULL, purchases INTEGER, PRIMARY KEY (customer));",
             f"CREATE TABLE {long_name} (id BIGINT);",
             "CREATE TABLE shop.default.orders (id BIGINT NOT NULL, item VARCHAR, PRIMARY KEY (id));",
@@ -137,6 +144,7 @@ def test_backslash_d_lists_your_tables_once_whole_when_piped(tmp_path):
     proc = mergekit("--catalog-config", str(config), "shell", stdin=session + "\n", env=narrow)
     no_traceback(proc)
     assert proc.returncode == 0, proc.stderr
+    assert "(3 rows" in proc.stdout
     found = table_rows(proc.stdout)
     header = ["Catalog", "Schema", "Table", "Companion tables"]
     first, second = (i for i, row in enumerate(found) if row == header)
@@ -146,6 +154,7 @@ def test_backslash_d_lists_your_tables_once_whole_when_piped(tmp_path):
         header,
         ["lake", "default", "accounts", "accounts_journal"],
         ["lake", "default", long_name, f"{long_name}_journal"],  # whole, on one line, however narrow the terminal
+        ["shop", "main", "big", ""],
         ["shop", "main", "orders", ""],  # once, under the SQLite database's schema (its 'default' stands for main)
     ]
     assert [r for r in system if r[1] == "sys"] == [

@@ -10,7 +10,6 @@ cursor, ``batch_rows`` rows per Arrow batch.
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import uuid
@@ -45,6 +44,8 @@ ROW_ID = "$row_id"
 #: Key values per split when a scan reads only given keys.
 _KEYS_PER_SPLIT = 100_000
 _MAX_SPLITS = 64
+#: Bytes of COPY output parsed as one Arrow batch.
+_COPY_BLOCK_BYTES = 4 << 20
 
 
 def row_id_type(h: SqlTableHandle) -> pa.DataType:
@@ -235,39 +236,55 @@ class SqlPageSource(ConnectorPageSource):
                 yield self._batch(rows) if self._physical else pa.record_batch([pa.nulls(len(rows))], ["_"]).select([])
 
     def _copy_pages(self, sql: str) -> Iterator[pa.RecordBatch]:
-        """PostgreSQL: ``COPY (<the SELECT>) TO STDOUT`` as CSV, parsed by Arrow as it streams in (building a
-        Python tuple per row costs several times more). NULL is an unquoted empty field and the empty string a
-        quoted one; booleans are ``t`` / ``f``; decimals, dates, timestamps and row versions come as text (see
-        :meth:`_select`) and bytea as ``\\x`` hex."""
+        """PostgreSQL: ``COPY (<the SELECT>) TO STDOUT`` as CSV, parsed by Arrow a block of whole rows at a time
+        (building a Python tuple per row costs several times more). NULL is an unquoted empty field and the empty
+        string a quoted one; booleans are ``t`` / ``f``; decimals, dates, timestamps and row versions come as text
+        (see :meth:`_select`) and bytea as ``\\x`` hex.
+
+        PostgreSQL sends a COPY row per message, so a block ends at a row's end. The blocks are parsed here, on the
+        thread that reads the connection: Arrow's streaming CSV reader would read ahead on a thread of its own, and
+        a scan stopped early (``LIMIT``) would then cancel the COPY while that thread took the server's answer,
+        leaving the connection waiting for it and the session open."""
         h = self._h
-        csv_types = {name: self._csv_type(name) for name in self._physical}
+        read_options = pacsv.ReadOptions(column_names=self._physical, use_threads=False)
+        parse_options = pacsv.ParseOptions(newlines_in_values=True)
+        convert_options = pacsv.ConvertOptions(
+            column_types={name: self._csv_type(name) for name in self._physical},
+            null_values=[""],
+            strings_can_be_null=True,
+            quoted_strings_can_be_null=False,
+            true_values=["t"],
+            false_values=["f"],
+        )
+
+        def parse(rows: list[bytes]) -> pa.RecordBatch:
+            block = pa.py_buffer(b"".join(rows))
+            table = pacsv.read_csv(
+                pa.BufferReader(block),
+                read_options=read_options,
+                parse_options=parse_options,
+                convert_options=convert_options,
+            ).combine_chunks()
+            return self._assemble(
+                {n: self._from_csv(n, table.column(i).chunk(0)) for i, n in enumerate(self._physical)}
+            )
+
         with db_errors(f"Cannot read table {h.db_name}"):
             self._conn = connect(self._cfg)
             with (
                 self._conn.cursor() as cur,
                 cur.copy(f"COPY ({sql}) TO STDOUT (FORMAT csv)", self._split.params or None) as copy,
             ):
-                stream = _CopyStream(copy)
-                if stream.at_end():
-                    return  # no rows (Arrow refuses an empty file)
-                reader = pacsv.open_csv(
-                    stream,
-                    read_options=pacsv.ReadOptions(column_names=self._physical, use_threads=False, block_size=4 << 20),
-                    parse_options=pacsv.ParseOptions(newlines_in_values=True),
-                    convert_options=pacsv.ConvertOptions(
-                        column_types=csv_types,
-                        null_values=[""],
-                        strings_can_be_null=True,
-                        quoted_strings_can_be_null=False,
-                        true_values=["t"],
-                        false_values=["f"],
-                    ),
-                )
-                for batch in reader:
-                    if batch.num_rows:
-                        yield self._assemble(
-                            {n: self._from_csv(n, batch.column(i)) for i, n in enumerate(self._physical)}
-                        )
+                rows: list[bytes] = []
+                size = 0
+                for row in copy:
+                    rows.append(bytes(row))
+                    size += len(row)
+                    if size >= _COPY_BLOCK_BYTES:
+                        yield parse(rows)
+                        rows, size = [], 0
+                if rows:
+                    yield parse(rows)
 
     def _csv_type(self, name: str) -> pa.DataType:
         t = self._types[name]
@@ -292,36 +309,6 @@ class SqlPageSource(ConnectorPageSource):
                 self._conn.close()
             finally:
                 self._conn = None
-
-
-class _CopyStream(io.RawIOBase):
-    """A readable file over the chunks of a psycopg ``COPY ... TO STDOUT`` (what Arrow's CSV reader reads)."""
-
-    def __init__(self, copy: Any) -> None:
-        self._chunks = iter(copy)
-        self._rest = memoryview(b"")
-
-    def readable(self) -> bool:
-        return True
-
-    def at_end(self) -> bool:
-        while not self._rest:
-            chunk = next(self._chunks, None)
-            if chunk is None:
-                return True
-            self._rest = memoryview(chunk)
-        return False
-
-    def readinto(self, buffer: Any) -> int:
-        """Fills ``buffer`` as far as the COPY goes (a short read would make Arrow cut a block there: COPY sends
-        a message per row)."""
-        filled, size = 0, len(buffer)
-        while filled < size and not self.at_end():
-            n = min(size - filled, len(self._rest))
-            buffer[filled : filled + n] = self._rest[:n]
-            self._rest = self._rest[n:]
-            filled += n
-        return filled
 
 
 # ---- index lookups: a MERGE's target rows by key, in the task that joins a share of the source ---------------

@@ -1,0 +1,84 @@
+"""What the JVM of a session mergekit started prints on standard error, as a user should see it.
+
+mergekit starts Spark's driver with its standard error read through a pipe (``session._start_jvm``); a thread
+copies it line by line through :class:`StderrFilter`, which leaves out two kinds of noise and nothing else:
+
+- :data:`JVM_START_WARNING`, printed whenever Spark's driver starts (Spark's launcher adds
+  ``--add-modules=jdk.incubator.vector`` to every driver, and the JVM has no option to silence the warning);
+- the traceback PySpark's worker daemon prints when the JVM side of a Python worker went away first: a task that
+  stopped reading early (``LIMIT`` reached: the worker's last write finds a closed socket, ``BrokenPipeError``), or
+  a worker the JVM connected to and dropped before the task began (``EOFError`` while reading its first message).
+  Such a traceback has only frames of ``pyspark/daemon.py`` and ``pyspark/serializers.py`` (the worker's own code
+  and a connector's are never among them) and ends in one of :data:`BENIGN_ERRORS`; the statement's result is not
+  affected. A traceback with any other frame or error is shown whole, as are Spark's log lines.
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["JVM_START_WARNING", "StderrFilter", "copy_jvm_stderr"]
+
+JVM_START_WARNING = b"WARNING: Using incubator modules:"
+#: The errors of a Python worker whose socket the JVM closed first.
+BENIGN_ERRORS = (b"BrokenPipeError", b"ConnectionResetError", b"EOFError")
+_TRACEBACK = b"Traceback (most recent call last):"
+#: What PySpark's daemon prints before the traceback of a failed flush when it does not kill the worker.
+_FLUSH_FAILURE = b"PySpark daemon failed to flush the output to the worker process:"
+_DAEMON_FILES = (b"/pyspark/daemon.py", b"/pyspark/serializers.py")
+
+
+class StderrFilter:
+    """Lines in, the lines to show out. A traceback is held back until its last line (the exception) tells what
+    it is; :meth:`finish` gives back what is held when the stream ends."""
+
+    def __init__(self) -> None:
+        self._held: list[bytes] = []
+
+    def feed(self, line: bytes) -> list[bytes]:
+        if self._held:
+            if line.startswith(b" ") or (line.startswith(_TRACEBACK) and self._held[-1].startswith(_FLUSH_FAILURE)):
+                self._held.append(line)
+                return []
+            if line.startswith(_TRACEBACK) or line.startswith(_FLUSH_FAILURE):  # another process's, interleaved
+                held, self._held = self._held, [line]
+                return held
+            held, self._held = [*self._held, line], []
+            return [] if _benign(held) else held
+        if line.startswith(_TRACEBACK) or line.startswith(_FLUSH_FAILURE):
+            self._held = [line]
+            return []
+        if line.startswith(JVM_START_WARNING):
+            return []
+        return [line]
+
+    def finish(self) -> list[bytes]:
+        held, self._held = self._held, []
+        return held
+
+
+def _benign(lines: list[bytes]) -> bool:
+    """A traceback of the worker daemon's own frames that ends in an error of a closed socket."""
+    files = [line.strip() for line in lines if line.strip().startswith(b'File "')]
+    if not files or not lines[-1].startswith(BENIGN_ERRORS):
+        return False
+    return all(any(name in f for name in _DAEMON_FILES) for f in files)
+
+
+def copy_jvm_stderr(fd: int) -> None:
+    """Copy the pipe ``fd`` to this process's standard error through a :class:`StderrFilter` until it closes."""
+    shown = StderrFilter()
+    with os.fdopen(fd, "rb") as stream:
+        for line in iter(stream.readline, b""):
+            _write(shown.feed(line))
+    _write(shown.finish())
+
+
+def _write(lines: list[bytes]) -> None:
+    for line in lines:
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[os.write(2, view) :]
+        except OSError:  # standard error closed: nowhere left to show it
+            return
