@@ -88,7 +88,8 @@ def local_session(
     this interpreter.
 
     PySpark starts ``python3`` from PATH for its workers unless told otherwise, which would not see a
-    virtualenv, so ``PYSPARK_PYTHON`` and ``spark.pyspark.python`` are set to ``sys.executable``.
+    virtualenv, so ``PYSPARK_PYTHON`` and ``spark.pyspark.python`` are set to ``sys.executable``. On a local
+    master the workers are forked from :mod:`mergekit.execution.worker_daemon`, which has imported mergekit.
     ``MERGEKIT_SPARK_CONF`` (:func:`env_spark_conf`) adds settings after mergekit's defaults, ``conf`` after those.
 
     ``log`` (:data:`SparkLog`) says what the JVM prints while the new session starts; unless it is ``spark``, its
@@ -126,6 +127,10 @@ def local_session(
     settings.update(
         {**REQUIRED_CONF, _EXCLUDED_RULES_KEY: _with_excluded_rules(None), **env_spark_conf(), **(conf or {})}
     )
+    if _is_local_master(master) and settings["spark.pyspark.python"] == sys.executable:
+        # executors on this machine run this interpreter, which imports mergekit: its daemon forks workers with
+        # mergekit's modules already loaded (worker_daemon.py)
+        settings.setdefault("spark.python.daemon.module", WORKER_DAEMON)
     if log not in ("errors", "off", "spark"):
         raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"log must be 'errors', 'off' or 'spark', not {log!r}")
     options = settings.get(_JAVA_OPTIONS_KEY)
@@ -143,6 +148,7 @@ def local_session(
 
 
 _JAVA_OPTIONS_KEY = "spark.driver.extraJavaOptions"
+WORKER_DAEMON = "mergekit.execution.worker_daemon"
 SPARK_CONF_VARIABLE = "MERGEKIT_SPARK_CONF"
 
 

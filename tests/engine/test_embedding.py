@@ -229,6 +229,15 @@ def test_engine_local_prints_nothing_while_spark_starts_but_an_error_that_stops_
     assert "Using Spark's default log4j profile" not in proc.stderr and "WARN" not in proc.stderr
 
 
+def test_a_local_sessions_python_workers_start_with_mergekit_loaded(spark) -> None:
+    """Sessions mergekit starts fork their Python workers from a daemon that has imported mergekit
+    (``mergekit.execution.worker_daemon``): a new worker (one per task that finds no idle worker, and after every
+    task that raised) no longer spends 0.5-0.9 s of CPU importing pyarrow, pandas and mergekit."""
+    assert spark.conf.get("spark.python.daemon.module") == "mergekit.execution.worker_daemon"
+    loaded = spark.sparkContext.parallelize([0, 1], 2).map(lambda _: "mergekit.engine" in sys.modules).collect()
+    assert loaded == [True, True]
+
+
 def test_mergekit_spark_conf_is_read_as_spark_settings_and_a_bad_pair_is_refused_by_name(monkeypatch) -> None:
     from mergekit.execution.session import env_spark_conf
 
