@@ -150,17 +150,21 @@ USER_PROGRAM = textwrap.dedent(
     except MergekitError as exc:
         out["probe"] = str(exc)
 
-    engine = Engine.local(warehouse=sys.argv[1], connector=sys.argv[2])
-    engine.execute("CREATE TABLE accounts (customer VARCHAR, purchases INTEGER)")
-    engine.execute("INSERT INTO accounts VALUES ('Aaron', 5), ('Bill', 7)")
-    out["update"] = engine.execute("UPDATE accounts SET purchases = purchases + 1 WHERE customer = 'Bill'").row_count
-    out["merge"] = engine.execute(
-        "MERGE INTO accounts t USING (VALUES ('Aaron', 6), ('Ed', 7)) AS s(customer, purchases) "
-        "ON t.customer = s.customer WHEN MATCHED THEN UPDATE SET purchases = s.purchases "
-        "WHEN NOT MATCHED THEN INSERT VALUES (s.customer, s.purchases)"
-    ).row_count
-    out["rows"] = engine.execute("SELECT * FROM accounts ORDER BY customer").rows()
-    out["table"] = sorted(r.customer for r in engine.table("accounts").collect())
+    for connector in sys.argv[2:]:  # one program, one session: a table of each connector
+        engine = Engine.local(warehouse=f"{sys.argv[1]}/{connector}", connector=connector)
+        got = out[connector] = {}
+        engine.execute("CREATE TABLE accounts (customer VARCHAR, purchases INTEGER)")
+        engine.execute("INSERT INTO accounts VALUES ('Aaron', 5), ('Bill', 7)")
+        got["update"] = engine.execute(
+            "UPDATE accounts SET purchases = purchases + 1 WHERE customer = 'Bill'"
+        ).row_count
+        got["merge"] = engine.execute(
+            "MERGE INTO accounts t USING (VALUES ('Aaron', 6), ('Ed', 7)) AS s(customer, purchases) "
+            "ON t.customer = s.customer WHEN MATCHED THEN UPDATE SET purchases = s.purchases "
+            "WHEN NOT MATCHED THEN INSERT VALUES (s.customer, s.purchases)"
+        ).row_count
+        got["rows"] = engine.execute("SELECT * FROM accounts ORDER BY customer").rows()
+        got["table"] = sorted(r.customer for r in engine.table("accounts").collect())
     # the user's session and its own Python functions still use the session's interpreter
     out["python_exec_after"] = sc.pythonExec
     out["user_worker"] = sc.parallelize([0], 1).map(lambda _: __import__("sys").executable).collect()[0]
@@ -169,8 +173,7 @@ USER_PROGRAM = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("connector", ["memory", "journal"])
-def test_engine_local_in_a_session_whose_workers_cannot_import_mergekit(tmp_path: Path, connector: str) -> None:
+def test_engine_local_in_a_session_whose_workers_cannot_import_mergekit(tmp_path: Path) -> None:
     base = getattr(sys, "_base_executable", None)
     assert sys.prefix != sys.base_prefix and base, "the tests run in a virtualenv (make test)"
     path_dir = tmp_path / "bin"
@@ -181,7 +184,7 @@ def test_engine_local_in_a_session_whose_workers_cannot_import_mergekit(tmp_path
     program = tmp_path / "user_program.py"
     program.write_text(USER_PROGRAM)
     proc = subprocess.run(
-        [sys.executable, str(program), str(tmp_path / "warehouse"), connector],
+        [sys.executable, str(program), str(tmp_path / "warehouse"), "memory", "journal"],
         cwd=tmp_path,  # not the source tree: the workers must not find mergekit in their working directory
         env=env,
         capture_output=True,
@@ -195,9 +198,11 @@ def test_engine_local_in_a_session_whose_workers_cannot_import_mergekit(tmp_path
     assert out["workers_import_mergekit"] == "no", out  # the situation of the report is reproduced
     assert out["probe"].startswith("[CONFIGURATION_INVALID] The Spark session's Python workers run 'python3'")
     assert f"PYSPARK_PYTHON={sys.executable}" in out["probe"] and "No module named 'mergekit'" in out["probe"]
-    assert out["update"] == 1 and out["merge"] == 2
-    assert out["rows"] == [["Aaron", 6], ["Bill", 8], ["Ed", 7]]
-    assert out["table"] == ["Aaron", "Bill", "Ed"]
+    for connector in ("memory", "journal"):
+        got = out[connector]
+        assert got["update"] == 1 and got["merge"] == 2, connector
+        assert got["rows"] == [["Aaron", 6], ["Bill", 8], ["Ed", 7]], connector
+        assert got["table"] == ["Aaron", "Bill", "Ed"], connector
     assert out["python_exec_after"] == "python3"
     assert out["user_worker"] == str(path_dir / "python3")
 
