@@ -36,21 +36,20 @@ class StderrFilter:
         self._held: list[bytes] = []
 
     def feed(self, line: bytes) -> list[bytes]:
+        starts = line.startswith((_TRACEBACK, _FLUSH_FAILURE))
         if self._held:
             if line.startswith(b" ") or (line.startswith(_TRACEBACK) and self._held[-1].startswith(_FLUSH_FAILURE)):
                 self._held.append(line)
                 return []
-            if line.startswith(_TRACEBACK) or line.startswith(_FLUSH_FAILURE):  # another process's, interleaved
+            if starts:  # another process's traceback, interleaved: show the one held, hold the new one
                 held, self._held = self._held, [line]
                 return held
             held, self._held = [*self._held, line], []
             return [] if _benign(held) else held
-        if line.startswith(_TRACEBACK) or line.startswith(_FLUSH_FAILURE):
+        if starts:
             self._held = [line]
             return []
-        if line.startswith(JVM_START_WARNING):
-            return []
-        return [line]
+        return [] if line.startswith(JVM_START_WARNING) else [line]
 
     def finish(self) -> list[bytes]:
         held, self._held = self._held, []
@@ -59,7 +58,7 @@ class StderrFilter:
 
 def _benign(lines: list[bytes]) -> bool:
     """A traceback of the worker daemon's own frames that ends in an error of a closed socket."""
-    files = [line.strip() for line in lines if line.strip().startswith(b'File "')]
+    files = [f for f in (line.strip() for line in lines) if f.startswith(b'File "')]
     if not files or not lines[-1].startswith(BENIGN_ERRORS):
         return False
     return all(any(name in f for name in _DAEMON_FILES) for f in files)
