@@ -17,12 +17,17 @@ from pyspark.sql import types as T
 from mergekit import sql as msql
 from mergekit.describe import history_table
 from mergekit.errors import ErrorCode, MergekitError
+from mergekit.execution.arrow.compiler import assign, assignable, value_family
+from mergekit.execution.arrow.values import compile_constants
 from mergekit.execution.context import StatementContext, view_name
+from mergekit.execution.dml.driver import bare_column
 from mergekit.execution.dml.run import run_dml
 from mergekit.execution.dml.target import refuse_stream_change
+from mergekit.execution.driver_query import DriverQuery, plan_driver_query, run_driver_query
 from mergekit.execution.scan import scan_table
 from mergekit.execution.types import arrow_type, spark_sql_type, spark_type, trino_name
 from mergekit.execution.views import VIEW_STATEMENTS, describe_view
+from mergekit.planner import driver_tier_enabled
 from mergekit.planner.properties import validate_table_properties
 from mergekit.result import Result
 from mergekit.spi import (
@@ -484,14 +489,18 @@ def _partition_scheme(
 def _partition_bounds(
     ctx: StatementContext, clause: msql.PartitionClause, scheme: PartitionScheme | None
 ) -> tuple[PartitionBounds, list[Any]]:
-    """Evaluate the clause's constant expressions in Spark, cast to the partition key's type."""
+    """Evaluate the clause's constant expressions, cast to the partition key's type: on the driver tier when it
+    can (:func:`_bounds_on_driver`), else in Spark."""
     exprs: tuple[msql.Expression, ...]
     if clause.kind == "range":
         exprs = tuple(e for e in (clause.minimum, clause.maximum) if e is not None)
     else:
         exprs = clause.values
     values: list[Any] = []
-    if exprs:
+    on_driver = _bounds_on_driver(ctx, exprs, scheme) if exprs else None
+    if on_driver is not None:
+        values = on_driver
+    elif exprs:
         query = (
             msql.cast_query(exprs, scheme.key_type_name)
             if scheme is not None
@@ -515,13 +524,42 @@ def _partition_bounds(
     return bounds, values
 
 
+def _bounds_on_driver(
+    ctx: StatementContext, exprs: tuple[msql.Expression, ...], scheme: PartitionScheme | None
+) -> list[Any] | None:
+    """The partition clause's constants cast to the key's type by the driver tier (no Spark job), as Spark's
+    collect() of :func:`~mergekit.sql.cast_query` gives them; or None, and Spark evaluates them: the driver tier is
+    off, a value outside the Arrow compiler's subset or one that fails (Spark words the error), a cast other than
+    the store assignment's (``assignable``: an integer range-checked, a string), a key type whose value Spark returns
+    otherwise (a timestamp's in the local zone, a decimal's, a bounded string's)."""
+    if not driver_tier_enabled(ctx.properties) or scheme is None:
+        return None
+    key = arrow_type(spark_type(scheme.key_type))
+    family = value_family(key)
+    if family not in ("integer", "string", "date", "boolean") or (
+        family == "string" and scheme.key_type_name.lower() != "varchar"
+    ):
+        return None
+    try:
+        arrays = compile_constants(exprs)
+        if isinstance(arrays, str) or not all(assignable(a.type, key) for a in arrays):
+            return None
+        return [assign(a, 1, a.type, key)[0].as_py() for a in arrays]
+    except MergekitError:
+        return None
+
+
 def _misfits(
     ctx: StatementContext,
     catalog: str,
     child: SchemaTableName,
     levels: Sequence[tuple[PartitionScheme, PartitionBounds]],
 ) -> list[int]:
-    """Per level, how many of the child's current rows its bounds do not hold (one Spark job)."""
+    """Per level, how many of the child's current rows its bounds do not hold: on the driver tier when it reads
+    the child (:func:`_misfits_on_driver`), else one Spark job."""
+    counted = _misfits_on_driver(ctx, catalog, child, levels)
+    if counted is not None:
+        return counted
     table = ctx.resolve(msql.QualifiedName((catalog, child.schema, child.table)))
     visible = table.metadata.visible_columns
     handles = table.connector.get_metadata().get_column_handles(session=ctx.session(catalog), table_handle=table.handle)
@@ -535,6 +573,44 @@ def _misfits(
     counted = df.selectExpr(*keys).mapInArrow(_Misfits(tuple(b for _, b in levels)), "level int, n long")
     totals = {r["level"]: r["n"] for r in counted.groupBy("level").sum("n").withColumnRenamed("sum(n)", "n").collect()}
     return [int(totals.get(i, 0)) for i in range(len(levels))]
+
+
+def _misfits_on_driver(
+    ctx: StatementContext,
+    catalog: str,
+    child: SchemaTableName,
+    levels: Sequence[tuple[PartitionScheme, PartitionBounds]],
+) -> list[int] | None:
+    """:func:`_misfits` read by the driver tier (``mergekit.execution.driver_query``: the child's splits in this
+    process, no Spark job), or None when it declines. Keys that are columns of the child are read and matched
+    against the bounds as the Spark job's task does (same Arrow types, same ``PartitionBounds.matches``); a key
+    computed by an expression (``PARTITION BY ... USING``) is read here only to find the child empty."""
+    if not driver_tier_enabled(ctx.properties):
+        return None
+    name = ".".join(_quoted(part) for part in (catalog, child.schema, child.table))
+    keys = [bare_column(msql.parse_expression(scheme.key_expression)) for scheme, _ in levels]
+    read = ", ".join(dict.fromkeys(_quoted(k) for k in keys if k)) if all(keys) else "count(*)"
+    query = msql.parse_statement(f"SELECT {read} FROM {name}")
+    assert isinstance(query, msql.Query)
+    planned = plan_driver_query(ctx, query)
+    result = run_driver_query(ctx, planned) if isinstance(planned, DriverQuery) else None
+    if result is None or result.table is None:
+        return None
+    rows = result.table
+    if not all(keys):
+        return [0] * len(levels) if rows.column(0)[0].as_py() == 0 else None
+    counts = []
+    for (scheme, bounds), key in zip(levels, keys, strict=True):
+        column = rows.column(next(i for i, n in enumerate(rows.column_names) if n.lower() == str(key).lower()))
+        if column.type != arrow_type(spark_type(scheme.key_type)):
+            return None  # the Spark job casts the column to the key's type: leave that to it
+        fits = bounds.matches(column)
+        counts.append(len(fits) - int(pc.sum(fits.cast(pa.int64())).as_py() or 0))
+    return counts
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 @attrs.frozen
