@@ -8,8 +8,9 @@ of columns) and declines, with the reason, whatever it cannot compute exactly as
   files hold more than ``cost.DRIVER_NATIVE_SCAN_MAX_BYTES`` or are not local (a smaller one is read through its
   splits, which describe every row of the table, as the SPI requires), a stream, a caller's DataFrame registered
   under the name;
-- a column of a type whose values Spark's round trip changes (timestamps: zones; ``char(n)``: padding; nested
-  types), which the query reads or returns;
+- a column of a type whose values Spark's round trip changes (``char(n)``: padding; timestamps of another unit
+  or zone than microseconds in UTC; nested types), which the query returns; a timestamp in a WHERE or an ORDER BY
+  (comparisons across zones and units are Spark's);
 - a WHERE outside the Arrow compiler's subset (``Expression.lowered``), compiled over the table's columns;
 - an ORDER BY key that Arrow does not order as Spark does (fractions: NaN; decimals), or keys with different NULL
   placements.
@@ -69,6 +70,14 @@ def _plain(t: pa.DataType) -> bool:
     )
 
 
+def _timestamp_as_stored(t: pa.DataType) -> bool:
+    """A TIMESTAMP (no zone) or TIMESTAMP WITH TIME ZONE (UTC instants) column of microseconds: its values reach
+    the caller unchanged through Spark (mergekit's statements run in UTC; the result's type is the column's), so a
+    query may return it from the driver. Its comparisons and order are left to Spark (the WHERE and ORDER BY take
+    only :func:`_plain` columns)."""
+    return pa.types.is_timestamp(t) and t.unit == "us" and t.tz in (None, "UTC")
+
+
 @attrs.frozen
 class DriverQuery:
     """A query the driver tier runs: the table, the columns read, the output columns (empty for ``count(*)``), the
@@ -124,6 +133,7 @@ def plan_driver_query(ctx: StatementContext, st: msql.Query) -> DriverQuery | st
     if scan.columns is not None and len(names) != len(scan.columns):
         return "a column the table lacks"
     plain = {c.name for c in visible if _plain(c.type) and not (c.type_name or "").lower().startswith("char")}
+    returned = plain | {c.name for c in visible if _timestamp_as_stored(c.type)}
     session = ctx.session(table.catalog)
     metadata = table.connector.get_metadata()
     handles = metadata.get_column_handles(session=session, table_handle=table.handle)
@@ -151,8 +161,10 @@ def plan_driver_query(ctx: StatementContext, st: msql.Query) -> DriverQuery | st
         return "ORDER BY keys with different NULL placements"
     if scan.count is not None and sort:
         return "count(*) with ORDER BY"
-    if any(n not in plain for n in names):
-        return "a column whose values Spark's round trip changes (a timestamp, char(n), a nested type)"
+    if any(n not in returned for n in names):
+        return (
+            "a column whose values Spark's round trip changes (char(n), a timestamp not in microseconds, a nested type)"
+        )
     # the WHERE's simple predicates, for the connector to prune by (as the Spark tier hands them over)
     found = msql.scan_constraints(st).get(scan.table)
     constraint = without_char_columns(spi_constraint(found), table.metadata.columns) if found else None

@@ -546,14 +546,17 @@ def test_an_update_by_key_on_the_driver_runs_no_spark_job_and_commits_once(spark
 
 WIDE = (
     "CREATE TABLE w (k integer, v varchar, d double, b boolean, dt date, s smallint, dec decimal(10,2), "
-    "bg bigint, vc varchar(5), c char(3), ts timestamp)"
+    "bg bigint, vc varchar(5), c char(3), ts timestamp, tz timestamp with time zone)"
 )
 WIDE_ROWS = (
-    "INSERT INTO w VALUES (1, 'a', 1.5, true, DATE '2020-01-01', 3, 1.25, 5, 'xy', 'ab', TIMESTAMP '2020-01-01 10:00:00'), "
-    "(2, 'B', nan(), false, DATE '1999-12-31', NULL, NULL, NULL, NULL, NULL, NULL), "
-    "(3, 'é', -0.5, NULL, NULL, -4, -3.50, 9007199254740993, '', 'x', NULL), "
-    "(NULL, NULL, NULL, true, DATE '2020-01-01', 7, 0.01, -1, 'z', NULL, NULL), "
-    "(5, 'a', 2.5, false, DATE '2024-02-29', 7, 10.00, 0, 'q', 'qq', NULL)"
+    "INSERT INTO w VALUES (1, 'a', 1.5, true, DATE '2020-01-01', 3, 1.25, 5, 'xy', 'ab', TIMESTAMP '2020-01-01 10:00:00', "
+    "TIMESTAMP '2024-03-31 01:30:00.123456 +02:00'), "
+    "(2, 'B', nan(), false, DATE '1999-12-31', NULL, NULL, NULL, NULL, NULL, NULL, NULL), "
+    "(3, 'é', -0.5, NULL, NULL, -4, -3.50, 9007199254740993, '', 'x', TIMESTAMP '1900-01-01 00:00:00.000001', "
+    "TIMESTAMP '1900-01-01 00:00:00 UTC'), "
+    "(NULL, NULL, NULL, true, DATE '2020-01-01', 7, 0.01, -1, 'z', NULL, NULL, NULL), "
+    "(5, 'a', 2.5, false, DATE '2024-02-29', 7, 10.00, 0, 'q', 'qq', TIMESTAMP '9999-12-31 23:59:59.999999', "
+    "TIMESTAMP '2024-10-27 02:30:00 Europe/Berlin')"
 )
 QUERIES = [
     # (query, the tier it takes when the driver tier is on)
@@ -567,8 +570,12 @@ QUERIES = [
     ("SELECT count(*) AS n FROM w WHERE s = 7", "driver"),
     ("SELECT k FROM w WHERE k * 2 > 3", "driver"),
     ("SELECT k FROM w WHERE s + 32767 > 0", "driver"),
+    ("SELECT k, ts, tz FROM w", "driver"),  # timestamps as stored: microseconds, UTC instants
+    ("SELECT ts, k FROM w WHERE k IN (3, 5) ORDER BY k", "driver"),
     # what the driver leaves to Spark
-    ("SELECT * FROM w", "spark"),  # a char(3) and a timestamp column
+    ("SELECT * FROM w", "spark"),  # a char(3) column
+    ("SELECT k FROM w WHERE ts > TIMESTAMP '2000-01-01 00:00:00'", "spark"),  # timestamp comparisons
+    ("SELECT k, tz FROM w ORDER BY tz", "spark"),
     ("SELECT k, d FROM w ORDER BY d", "spark"),  # NaN's place
     ("SELECT k FROM w WHERE d > 1", "spark"),  # DOUBLE comparisons
     ("SELECT k, c FROM w", "spark"),
