@@ -604,9 +604,14 @@ def _misfits_on_driver(
         column = rows.column(next(i for i, n in enumerate(rows.column_names) if n.lower() == str(key).lower()))
         if column.type != arrow_type(spark_type(scheme.key_type)):
             return None  # the Spark job casts the column to the key's type: leave that to it
-        fits = bounds.matches(column)
-        counts.append(len(fits) - int(pc.sum(fits.cast(pa.int64())).as_py() or 0))
+        counts.append(_misfit_count(bounds, column))
     return counts
+
+
+def _misfit_count(bounds: PartitionBounds, keys: pa.Array | pa.ChunkedArray) -> int:
+    """How many of ``keys`` (of the scheme's key type) ``bounds`` do not hold."""
+    fits = bounds.matches(keys)
+    return len(fits) - int(pc.sum(fits.cast(pa.int64())).as_py() or 0)
 
 
 def _quoted(name: str) -> str:
@@ -623,8 +628,7 @@ class _Misfits:
         counts = [0] * len(self.bounds)
         for batch in batches:
             for i, b in enumerate(self.bounds):
-                fits = b.matches(batch.column(i))
-                counts[i] += len(fits) - int(pc.sum(fits.cast(pa.int64())).as_py() or 0)
+                counts[i] += _misfit_count(b, batch.column(i))
         yield pa.record_batch({"level": pa.array(range(len(counts)), pa.int32()), "n": pa.array(counts, pa.int64())})
 
 
