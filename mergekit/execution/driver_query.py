@@ -49,12 +49,19 @@ from .dml.target import spi_constraint
 from .scan import conform_page
 from .types import arrow_type, spark_type
 
-__all__ = ["DriverQuery", "driver_constants_plan", "plan_driver_query", "run_driver_query", "run_driver_constants"]
+__all__ = [
+    "DriverQuery",
+    "plain_type",
+    "driver_constants_plan",
+    "plan_driver_query",
+    "run_driver_query",
+    "run_driver_constants",
+]
 
 _SORTABLE = ("integer", "string", "date", "boolean")
 
 
-def _plain(t: pa.DataType) -> bool:
+def plain_type(t: pa.DataType) -> bool:
     """A type whose values reach the caller unchanged through Spark (integers, floats, strings, booleans, dates,
     decimals, binary)."""
     return (
@@ -74,7 +81,7 @@ def _timestamp_as_stored(t: pa.DataType) -> bool:
     """A TIMESTAMP (no zone) or TIMESTAMP WITH TIME ZONE (UTC instants) column of microseconds: its values reach
     the caller unchanged through Spark (mergekit's statements run in UTC; the result's type is the column's), so a
     query may return it from the driver. Its comparisons and order are left to Spark (the WHERE and ORDER BY take
-    only :func:`_plain` columns)."""
+    only :func:`plain_type` columns)."""
     return pa.types.is_timestamp(t) and t.unit == "us" and t.tz in (None, "UTC")
 
 
@@ -132,7 +139,7 @@ def plan_driver_query(ctx: StatementContext, st: msql.Query) -> DriverQuery | st
     )
     if scan.columns is not None and len(names) != len(scan.columns):
         return "a column the table lacks"
-    plain = {c.name for c in visible if _plain(c.type) and not (c.type_name or "").lower().startswith("char")}
+    plain = {c.name for c in visible if plain_type(c.type) and not (c.type_name or "").lower().startswith("char")}
     returned = plain | {c.name for c in visible if _timestamp_as_stored(c.type)}
     session = ctx.session(table.catalog)
     metadata = table.connector.get_metadata()

@@ -76,6 +76,7 @@ class IndexLookup(MergeStrategy):
     estimate: SourceEstimate
     fallback: SparkJoin  # what runs if the connector's index is gone when the statement begins
     tier: str = "spark"  # "driver": a small source, looked up and written in the engine's process
+    scanned: bool = False  # the driver tier reads the whole table (a connector without an index on the key)
 
     name = "index_lookup"
 
@@ -85,8 +86,13 @@ class IndexLookup(MergeStrategy):
             if self.tier == "driver"
             else "spark (the source shuffled to tasks by key; each looks up, evaluates and writes its share)"
         )
+        index = (
+            f"the table read whole through its splits, its rows matched on {self.key_column}"
+            if self.scanned
+            else f"the connector's index on {self.key_column}"
+        )
         return [
-            f"Strategy: {self.name} (the connector's index on {self.key_column}; join and WHEN clauses in Arrow)",
+            f"Strategy: {self.name} ({index}; join and WHEN clauses in Arrow)",
             f"  Estimate: {self.estimate.describe()}",
             f"  Key compared as {self.join_type}",
             f"  Tier: {tier}",

@@ -17,7 +17,7 @@ from mergekit.sql.analysis.lower_rows import KEY_PREFIX, VALUE_COLUMN, SubqueryR
 from mergekit.sql.analysis.predicates import equi_join_keys, predicate_constraints, scan_constraints
 from mergekit.sql.analysis.simple_scan import SimpleScan
 from mergekit.sql.parse.functions import register_function
-from mergekit.sql.parse.keyed import keyed_as_merge
+from mergekit.sql.parse.keyed import keyed_as_merge, whole_as_merge
 from mergekit.sql.parse.mergetable import cast_query
 from mergekit.sql.parse.parser import (
     parse_column_name,
@@ -120,6 +120,7 @@ __all__ = [
     "overwrite_as_merge",
     "upsert_as_merge",
     "keyed_as_merge",
+    "whole_as_merge",
     "OnConflict",
     "AlterTableAddConstraint",
     "AlterTableDropConstraint",

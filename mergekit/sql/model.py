@@ -190,6 +190,14 @@ class Relation(Tree):
         rows = _defaults.values_items(self.node, aliased=True)
         return None if rows is None else tuple(tuple(Expression(v) for v in row) for row in rows)
 
+    def table_scan(self) -> Query | None:
+        """``SELECT * FROM t`` for a FROM item that is a plain table reference (no time travel, no join), read
+        under the table's own name (the relation's alias and column aliases are the caller's); else None."""
+        if self.table is None or self.joined or self.table.version is not None or self.table.timestamp is not None:
+            return None
+        node = _simple_scan.select_all(self.node)
+        return None if node is None else Query(node=node)
+
     def to_spark_from_item(
         self, *, tables: Mapping[TableRef, str], schema: Mapping[str, Mapping[str, str]] | None = None
     ) -> str:

@@ -178,6 +178,7 @@ def test_source_with_random_keys_is_evaluated_once(engine: Engine) -> None:
 
 def test_insert_only_merge_uses_anti_join(engine: Engine) -> None:
     _setup(engine)
+    engine.execute("SET SESSION driver_tier = 'off'")  # the Spark plan (the driver tier reads both tables whole)
     plan = engine.execute(
         "EXPLAIN MERGE INTO target t USING source s ON t.id = s.id WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.name, s.amount)"
     ).rows()[0][0]
@@ -210,6 +211,7 @@ def test_explain_merge_prints_the_plan(engine: Engine, paradigm: str) -> None:
 
 def test_sinks_run_in_python_workers_not_the_driver(engine: Engine) -> None:
     _setup(engine)
+    engine.execute("SET SESSION driver_tier = 'off'")  # the Spark plan (the driver tier writes in this process)
     result = engine.execute("UPDATE target SET amount = amount + 1")
     pids = result.metrics["writer_pids"]
     assert pids and os.getpid() not in pids

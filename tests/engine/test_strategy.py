@@ -20,13 +20,20 @@ CASES = [
         "memory",
         "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v "
         "WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v)",
+        "index_lookup",  # the driver tier reads both tables whole
+    ),
+    (
+        "memory_spark",  # the memory connector with the driver tier off
+        "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v "
+        "WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v)",
         "spark_join",
     ),
     ("journal", "MERGE INTO t USING s ON t.id = s.id AND t.v <> s.v WHEN MATCHED THEN DELETE", "spark_join"),
     ("journal", "MERGE INTO t USING s ON t.id = s.id WHEN NOT MATCHED BY SOURCE THEN DELETE", "spark_join"),
     ("journal", "INSERT INTO t SELECT 10, 'ten'", "insert_from_source"),
     ("journal", "INSERT INTO t VALUES (10, 'ten')", "driver_append"),
-    ("memory", "UPDATE t SET v = 'z' WHERE id = 1", "target_scan"),
+    ("memory", "UPDATE t SET v = 'z' WHERE id = 1", "index_lookup"),
+    ("memory_spark", "UPDATE t SET v = 'z' WHERE id = 1", "target_scan"),
     ("journal", "DELETE FROM t WHERE id = 2", "index_lookup"),  # by key: the MERGE it means, on the driver tier
     ("journal", "DELETE FROM t WHERE v = 'b'", "target_scan"),
 ]
@@ -47,6 +54,8 @@ def test_explain_names_the_strategy_that_runs(spark, tmp_path, connector: str, s
         if connector == "journal"
         else {"lake": {"connector": "memory"}},
     )
+    if connector == "memory_spark":
+        engine.execute("SET SESSION driver_tier = 'off'")
     try:
         engine.execute(
             "CREATE TABLE t (id INTEGER, v VARCHAR, PRIMARY KEY (id))"
@@ -66,6 +75,7 @@ def test_explain_names_the_strategy_that_runs(spark, tmp_path, connector: str, s
 
 def test_explain_shows_the_estimates_and_reductions(spark) -> None:
     engine = Engine(spark=spark, catalogs={"lake": {"connector": "memory"}})
+    engine.execute("SET SESSION driver_tier = 'off'")  # (on the driver tier: the table read whole)
     try:
         engine.execute("CREATE TABLE t (id INTEGER, v VARCHAR)")
         engine.execute("CREATE TABLE s (id INTEGER, v VARCHAR)")

@@ -43,8 +43,9 @@ def engine(spark: Any, connector: RowLevelConnector) -> Iterator[Engine]:
 
 @pytest.fixture
 def memory(spark: Any) -> Iterator[Engine]:
-    """The same tables in the memory connector: the merge path, for comparison."""
+    """The same tables in the memory connector: the merge path's Spark plan, for comparison."""
     engine = Engine(spark=spark, catalogs={"lake": {"connector": "memory"}})
+    engine.execute("SET SESSION driver_tier = 'off'")
     for statement in SETUP:
         engine.execute(statement)
     yield engine

@@ -1,5 +1,6 @@
-"""The driver tier's MERGE: a MERGE of a VALUES list of constants into a table with an index, planned and run in
-the engine's process without Spark (docs/architecture.md, "The driver tier").
+"""The driver tier's MERGE: a MERGE of a VALUES list of constants (or of a table the driver reads) into a table
+with an index (or one the driver reads whole, :mod:`.scan_index`), planned and run in the engine's process without
+Spark (docs/architecture.md, "The driver tier").
 
 ``MERGE INTO t USING (VALUES ...) AS s(k, v) ON t.k = s.k WHEN ...``, the commonest small MERGE (an API write, a
 corrected row, a statement typed at the CLI), needs none of Spark: :func:`plan_driver_merge` types the VALUES rows
@@ -13,6 +14,8 @@ and EXPLAIN's sake) and planned as before, by Spark's analysis, which also words
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 import pyarrow as pa
 
@@ -22,12 +25,15 @@ from mergekit.execution.arrow.cases import compile_lookup
 from mergekit.execution.arrow.compiler import ArrowCompiler, Compiled, Unsupported, column_of, value_family
 from mergekit.execution.arrow.values import SourceColumns, ValuesProgram, compile_source
 from mergekit.execution.context import StatementContext
-from mergekit.planner import JoinKind, MergePlan, TargetTable, apply_defaults, plan_merge, source_dedup
+from mergekit.execution.driver_query import DriverQuery, plain_type, plan_driver_query, run_driver_query
+from mergekit.execution.types import arrow_type, spark_type
+from mergekit.planner import JoinKind, MergePlan, TargetTable, apply_defaults, cost, plan_merge, source_dedup
 from mergekit.planner.cost import SourceEstimate
 from mergekit.planner.physical import IndexLookup, SparkJoin
 from mergekit.spi import sql_type_name
 
 from .lookup import KEY
+from .scan_index import TargetTooLarge, scan_index
 from .strategy import LookupPrepared
 from .target import scan_columns
 
@@ -51,7 +57,7 @@ class DriverSource:
     """A MERGE source the driver evaluates: the VALUES rows, their column names, the join key over them and the
     columns the WHEN clauses read. :meth:`table` is what a lookup task receives (those columns and ``$key``)."""
 
-    program: ValuesProgram
+    program: ValuesProgram | TableRows
     names: tuple[str, ...]
     key: Compiled
     join_type: pa.DataType
@@ -82,37 +88,59 @@ class DriverMerge:
 
 
 def plan_driver_merge(
-    ctx: StatementContext, st: msql.Merge, table: ResolvedTable, target: TargetTable, *, distinct_keys: bool = False
+    ctx: StatementContext,
+    st: msql.Merge,
+    table: ResolvedTable,
+    target: TargetTable,
+    *,
+    distinct_keys: bool = False,
+    scan: bool = True,
+    whole: bool = False,
 ) -> DriverMerge | str:
     """The driver tier's plan of ``st``, or why it is planned by Spark. ``distinct_keys``: the source's rows are
-    the keys an UPDATE or DELETE names (:func:`mergekit.sql.keyed_as_merge`), each looked up once."""
+    the keys an UPDATE or DELETE names (:func:`mergekit.sql.keyed_as_merge`), each looked up once. ``scan``: a
+    table without an index may be read whole instead (:mod:`.scan_index`). ``whole``: ``st`` is an UPDATE or DELETE
+    as :func:`mergekit.sql.whole_as_merge` writes it, run over every row of a table the driver reads whole."""
     if st.schema_evolution:
         return "MERGE WITH SCHEMA EVOLUTION"
     if source_dedup(ctx.properties) is not None:
         return "the session's merge_duplicate_source policy"
     relation = st.source
     rows = relation.values_rows()
-    if rows is None:
-        return "the source is not a VALUES list"
-    names = tuple(relation.column_aliases)
-    if not names or len({n.lower() for n in names}) != len(names) or any(n != n.lower() for n in names):
-        return "the VALUES source's columns are not named (in lower case, once each)"
-    program = compile_source(rows, names)
-    if isinstance(program, str):
-        return program
+    program: ValuesProgram | TableRows
+    if rows is not None:
+        names = tuple(relation.column_aliases)
+        if not _named(names):
+            return "the VALUES source's columns are not named (in lower case, once each)"
+        values = compile_source(rows, names)
+        if isinstance(values, str):
+            return values
+        program, source_rows = values, len(rows)
+    else:
+        found = _table_source(ctx, relation, table)
+        if isinstance(found, str):
+            return found
+        program, names = found
+        source_rows = cost.DRIVER_SCAN_MAX_ROWS
     if target.insert_layout is not None or target.update_layout is not None:
         return "writers must receive rows routed by the connector's layout"
     if target.check_constraints:
         return "the table has CHECK constraints"
     plan = apply_defaults(plan_merge(st, target, names), ())
+    if plan.join is JoinKind.ANTI:  # insert only: the lookup's RIGHT join, its matched rows taken by no case
+        plan = attrs.evolve(plan, join=JoinKind.RIGHT)
     if plan.join is not JoinKind.RIGHT or plan.on is None or plan.source_alias is None:
         return "the MERGE is not a RIGHT join on an ON clause"
-    if plan.on.conjunct_count != 1:
-        return "the ON clause is not one equality"
-    pairs = msql.equi_join_keys(plan.on, plan.target_alias, plan.source_alias)
-    key_name = bare_column(pairs[0][0]) if len(pairs) == 1 else None
-    if key_name is None:
-        return "the ON clause is not one equality of a target column"
+    if whole:  # ON TRUE, one source row (msql.whole_as_merge): every target row, matched by its row id
+        key_name, key_expr = target.row_id.name, msql.Expression.column(plan.source_alias, names[0])
+    else:
+        if plan.on.conjunct_count != 1:
+            return "the ON clause is not one equality"
+        pairs = msql.equi_join_keys(plan.on, plan.target_alias, plan.source_alias)
+        key_name = bare_column(pairs[0][0]) if len(pairs) == 1 else None
+        if key_name is None:
+            return "the ON clause is not one equality of a target column"
+        key_expr = pairs[0][1]
     session = ctx.session(table.catalog)
     metadata = table.connector.get_metadata()
     columns_by_name = dict(metadata.get_column_handles(session=session, table_handle=table.handle))
@@ -125,24 +153,33 @@ def plan_driver_merge(
     lookup_program = compile_lookup(plan, source_types, columns, type_names)
     if lookup_program is None:
         return "a WHEN clause does not evaluate in Arrow"
-    key = _key(pairs[0][1], plan.source_alias.lower(), source_types)
+    key = _key(key_expr, plan.source_alias.lower(), source_types)
     family = value_family(key.type) if key is not None else None
-    if key is None or family not in _JOIN_TYPES or family != value_family(key_handle.type):
+    if key is None or family not in _JOIN_TYPES or (family != value_family(key_handle.type) and not whole):
         return f"the key {key_name} does not compare in Arrow as in Spark"
-    resolved = metadata.resolve_index(
-        session=session, table_handle=table.handle, index_columns=[key_handle], output_columns=columns
+    resolved = (
+        None
+        if whole
+        else metadata.resolve_index(
+            session=session, table_handle=table.handle, index_columns=[key_handle], output_columns=columns
+        )
     )
+    provider = None
     if resolved is None:
-        return f"the connector has no index on {key_name}"
+        scanned = scan_index(ctx, table, columns) if scan else "the statement is the connector's to run"
+        if isinstance(scanned, str):
+            return f"the connector has no index on {key_name} ({scanned})"
+        resolved, provider = scanned
     join_type = _JOIN_TYPES[family]
     source = DriverSource(program, names, key, join_type, lookup_program.source_columns, distinct_keys)
-    estimate = SourceEstimate(key_bytes=8 * len(rows), key_row_width=8, deterministic=True)
+    estimate = SourceEstimate(key_bytes=8 * source_rows, key_row_width=8, deterministic=True)
     strategy = IndexLookup(
         key_column=key_name,
         join_type=str(join_type),
         estimate=estimate,
         fallback=SparkJoin(join="RIGHT"),
         tier="driver",
+        scanned=provider is not None,
     )
     prepared = LookupPrepared(
         source=source,  # type: ignore[arg-type]
@@ -151,8 +188,54 @@ def plan_driver_merge(
         key_handle=key_handle,
         handle=table.handle,
         resolved=resolved,
+        index_provider=provider,
+        whole=whole,
     )
     return DriverMerge(plan, strategy, columns, columns_by_name, prepared)
+
+
+def _named(names: tuple[str, ...]) -> bool:
+    """Source columns the WHEN clauses can name: lower case, each once."""
+    return bool(names) and len(set(names)) == len(names) and all(n == n.lower() for n in names)
+
+
+@attrs.frozen(eq=False)
+class TableRows:
+    """A MERGE source that is a table the driver tier reads (:func:`~mergekit.execution.driver_query.
+    plan_driver_query`): read when the statement runs, after ``begin_merge``, as the Spark plan reads it."""
+
+    ctx: StatementContext
+    query: DriverQuery
+    types: tuple[pa.DataType, ...]
+
+    def table(self, names: Sequence[str]) -> pa.Table:
+        result = run_driver_query(self.ctx, self.query)
+        if result is None:  # more rows than the driver reads
+            raise TargetTooLarge()
+        assert result.table is not None
+        return result.table.rename_columns(list(names))
+
+
+def _table_source(
+    ctx: StatementContext, relation: msql.Relation, target: ResolvedTable
+) -> tuple[TableRows, tuple[str, ...]] | str:
+    """A source table the driver tier reads, and its column names (as the MERGE names them), or why not."""
+    scan = relation.table_scan()
+    if scan is None:
+        return "the source is not a VALUES list or a table"
+    query = plan_driver_query(ctx, scan)
+    if isinstance(query, str):
+        return f"the source table is read by Spark ({query})"
+    if query.table.full_name == target.full_name:
+        return "the source is the target"
+    visible = query.table.metadata.visible_columns
+    if any(not plain_type(c.type) or (c.type_name or "").lower().startswith("char") for c in visible):
+        return "the source table has a column the WHEN clauses compare only in Spark (char(n), a timestamp, ...)"
+    names = tuple(relation.column_aliases) or tuple(c.name for c in visible)
+    if len(names) != len(visible) or not _named(names):
+        return "the source table's columns are not named in lower case, once each"
+    types = tuple(arrow_type(spark_type(c.type)) for c in visible)
+    return TableRows(ctx, query, types), names
 
 
 def _key(expr: msql.Expression, alias: str, types: dict[str, pa.DataType]) -> Compiled | None:

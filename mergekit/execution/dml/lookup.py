@@ -68,6 +68,7 @@ class _LookupMerge:
     source_schema: pa.Schema
     writer: MergeWriter
     page_rows: int
+    whole: bool = False  # every row the index returns matches the one source row (an UPDATE or DELETE)
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         pages = list(batches)
@@ -78,6 +79,12 @@ class _LookupMerge:
 
     def _merge_rows(self, source: pa.Table) -> Iterator[pa.RecordBatch]:
         if not source.num_rows:
+            return
+        if self.whole:  # the index is the table read whole (.scan_index): asked for every row
+            target = self._lookup(pa.array([], self.key_column.type))
+            ti = pa.array(np.arange(target.num_rows, dtype=np.int64))
+            si = pa.array(np.zeros(target.num_rows, dtype=np.int64))
+            yield from evaluate_cases(self.program, JoinedRows(source, target, si, ti), self.page_rows)
             return
         # merge rows in key order: the sink writes each case's rows as a sorted run, so the connector's commit
         # finds its target rows in index order (PostgreSQL applies a sorted staging table in 60% of the time)
@@ -97,7 +104,7 @@ class _LookupMerge:
 
     def _lookup(self, wanted: pa.Array) -> pa.Table:
         schema = pa.schema([pa.field(c.name, c.type) for c in self.output_columns])
-        if not len(wanted):
+        if not len(wanted) and not self.whole:
             return schema.empty_table()
         index = self.index_provider.get_index(
             session=self.writer.session,
@@ -191,6 +198,7 @@ def run_lookup_merge(
     merge_handle: ConnectorMergeTableHandle,
     stats: dict[str, Any],
     driver: bool = False,
+    whole: bool = False,
 ) -> tuple[list[Any], DmlStats]:
     """Run the lookup plan over ``source`` (the source columns the cases read plus ``$key``, the join key in
     the type both sides are compared in). Returns every sink's fragments and counts, as ``run_merge_pipeline``.
@@ -211,6 +219,7 @@ def run_lookup_merge(
             source_schema=source_schema,
             writer=writer,
             page_rows=page_rows,
+            whole=whole,
         )
 
     if driver:

@@ -56,6 +56,7 @@ __all__ = [
     "MERGE_NEEDS_MERGE_SPI",
     "PlannedRowLevel",
     "merge_spi_supported",
+    "overrides_apply_delete",
     "row_level_supported",
     "plan_pushdown",
     "plan_row_level",
@@ -96,7 +97,7 @@ def row_level_supported(meta: Any, session: ConnectorSession, handle: ConnectorT
     return type(meta).get_update_row_id_column_handle is not RowLevelMetadata.get_update_row_id_column_handle
 
 
-def _overrides_apply_delete(meta: Any) -> bool:
+def overrides_apply_delete(meta: Any) -> bool:
     return type(meta).apply_delete is not RowLevelMetadata.apply_delete
 
 
@@ -219,7 +220,7 @@ def plan_pushdown(
     if not isinstance(st, msql.Delete) or st.using is not None:
         return None
     meta = table.connector.get_metadata()
-    if not _overrides_apply_delete(meta):
+    if not overrides_apply_delete(meta):
         return None
     predicate = _predicate(st.where, plan, table)
     if predicate is None:

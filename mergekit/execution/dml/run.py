@@ -46,6 +46,7 @@ from .lookup import run_lookup_merge
 from .pipeline import DmlStats, run_merge_pipeline
 from .plan import PlannedDml, plan_dml, statement_kind
 from .row_level import run_row_level
+from .scan_index import TargetTooLarge, for_snapshot
 from .strategy import LookupPrepared
 from .target import scan_target, target_constraint, with_values
 from .transaction import Replan, aborted_on_failure
@@ -203,7 +204,10 @@ def merge_by_index_lookups(
     table = planned.table
     session = ctx.session(table.catalog)
     resolved: ConnectorResolvedIndex | None = prepared.resolved
-    if merge_handle.table_handle != prepared.handle:  # begin_merge pinned another snapshot: resolve for it
+    scanned = prepared.index_provider is not None  # the driver tier reads the whole table (.scan_index)
+    if merge_handle.table_handle != prepared.handle and scanned:
+        resolved = for_snapshot(prepared.resolved, merge_handle.table_handle)
+    elif merge_handle.table_handle != prepared.handle:  # begin_merge pinned another snapshot: resolve for it
         resolved = table.connector.get_metadata().resolve_index(
             session=session,
             table_handle=merge_handle.table_handle,
@@ -212,26 +216,31 @@ def merge_by_index_lookups(
         )
     if resolved is None:
         return None
-    stats: dict[str, Any] = {"table": table.full_name, "target": True, "lookup": True}
+    stats: dict[str, Any] = {"table": table.full_name, "target": True, "lookup": not scanned, "scan": scanned}
     ctx.scans.append(stats)
-    return run_lookup_merge(
-        ctx.spark if planned.builder is not None else None,  # (the driver tier's own plan: no Spark at all)
-        planned.plan,
-        prepared.program,
-        prepared.source,
-        join_type=prepared.join_type,
-        index_provider=table.connector.get_index_provider(),
-        index_handle=resolved.index_handle,
-        partition_points=resolved.partition_points,
-        key_range=resolved.key_range,
-        key_column=prepared.key_handle,
-        output_columns=planned.scan_columns,
-        provider=table.connector.get_page_sink_provider(),
-        session=session,
-        merge_handle=merge_handle,
-        stats=stats,
-        driver=planned.strategy.tier == "driver",
-    )
+    try:
+        return run_lookup_merge(
+            ctx.spark if planned.builder is not None else None,  # (the driver tier's own plan: no Spark at all)
+            planned.plan,
+            prepared.program,
+            prepared.source,
+            join_type=prepared.join_type,
+            index_provider=prepared.index_provider or table.connector.get_index_provider(),
+            index_handle=resolved.index_handle,
+            partition_points=resolved.partition_points,
+            key_range=resolved.key_range,
+            key_column=prepared.key_handle,
+            output_columns=planned.scan_columns,
+            provider=table.connector.get_page_sink_provider(),
+            session=session,
+            merge_handle=merge_handle,
+            stats=stats,
+            driver=planned.strategy.tier == "driver",
+            whole=prepared.whole,
+        )
+    except TargetTooLarge:  # more rows than the driver reads: aborted, and planned again for Spark
+        ctx.scans.remove(stats)
+        return None
 
 
 def row_count(ctx: StatementContext, planned: PlannedDml, strategy: MergeStrategy, stats: DmlStats) -> Result:

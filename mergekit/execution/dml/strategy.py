@@ -23,6 +23,7 @@ from mergekit.planner import (
 from mergekit.planner.physical import IndexLookup, InsertFromSource, MergeStrategy, SparkJoin, TargetScan
 from mergekit.spi import (
     ColumnHandle,
+    ConnectorIndexProvider,
     ConnectorResolvedIndex,
     ConnectorTableHandle,
     sql_type_name,
@@ -48,6 +49,8 @@ class LookupPrepared:
     key_handle: ColumnHandle
     handle: ConnectorTableHandle  # the table handle the index was resolved for
     resolved: ConnectorResolvedIndex
+    index_provider: ConnectorIndexProvider | None = None  # None: the connector's; else the driver's scan of the table
+    whole: bool = False  # every row the scan reads is matched with the one source row (an UPDATE or DELETE)
 
 
 def choose_strategy(

@@ -42,6 +42,15 @@ class SimpleScan:
     order_by: tuple[tuple[str, bool, bool], ...]
 
 
+def select_all(table: exp.Expression) -> exp.Select | None:
+    """``SELECT * FROM`` the table ``table`` names (its alias dropped), or None when ``table`` is not a table."""
+    if not isinstance(table, exp.Table) or any(v for k, v in table.args.items() if k not in _TABLE_ARGS):
+        return None
+    plain = table.copy()
+    plain.set("alias", None)
+    return exp.select("*").from_(plain)
+
+
 def simple_scan(node: exp.Expression) -> SimpleScan | None:
     """The scan ``node`` is (see the module), or None."""
     if not isinstance(node, exp.Select) or any(v for k, v in node.args.items() if k not in _SELECT_ARGS):

@@ -18,7 +18,7 @@ from mergekit.sql.analysis.predicates import conjuncts
 from mergekit.sql.model import Delete, Expression, Merge, MergeAction, MergeCase, MergeCaseKind, Relation, Update
 from mergekit.sql.references import identifier_name
 
-__all__ = ["KEYS_ALIAS", "KEY_COLUMN", "keyed_as_merge"]
+__all__ = ["KEYS_ALIAS", "KEY_COLUMN", "keyed_as_merge", "whole_as_merge"]
 
 KEYS_ALIAS = "$keys"
 KEY_COLUMN = "$key"
@@ -61,15 +61,7 @@ def keyed_as_merge(statement: Update | Delete) -> list[tuple[str, Merge]]:
         return []
     alias = statement.target_alias or statement.target.name
     qualifiers: set[str | None] = {None, alias, statement.target.name}
-    if isinstance(statement, Update):
-        case = MergeCase(
-            kind=MergeCaseKind.MATCHED,
-            action=MergeAction.UPDATE,
-            condition=statement.where,
-            assignments=statement.assignments,
-        )
-    else:
-        case = MergeCase(kind=MergeCaseKind.MATCHED, action=MergeAction.DELETE, condition=statement.where)
+    case = _case(statement)
     out: list[tuple[str, Merge]] = []
     for column, values in _named_keys(statement.where.node, qualifiers):
         rows = exp.Values(expressions=[exp.Tuple(expressions=[v.copy()]) for v in values])
@@ -85,3 +77,31 @@ def keyed_as_merge(statement: Update | Delete) -> list[tuple[str, Merge]]:
         )
         out.append((column, merge))
     return out
+
+
+def whole_as_merge(statement: Update | Delete) -> Merge | None:
+    """The MERGE that means ``statement`` over every row of its table: ``MERGE INTO t USING (VALUES 1) AS
+    "$keys"("$key") ON TRUE WHEN MATCHED AND <the WHERE> THEN UPDATE SET ... | DELETE`` (each target row matches
+    the one source row once); None for ``DELETE ... USING``. The driver tier runs it over a table it reads whole."""
+    if isinstance(statement, Delete) and statement.using is not None:
+        return None
+    rows = exp.Values(expressions=[exp.Tuple(expressions=[exp.Literal.number(1)])])
+    return Merge(
+        target=statement.target,
+        target_alias=statement.target_alias,
+        source=Relation(node=rows, alias=KEYS_ALIAS, column_aliases=(KEY_COLUMN,)),
+        on=Expression(exp.true()),
+        cases=(_case(statement),),
+    )
+
+
+def _case(statement: Update | Delete) -> MergeCase:
+    """WHEN MATCHED AND <the WHERE> THEN the statement's change."""
+    if isinstance(statement, Update):
+        return MergeCase(
+            kind=MergeCaseKind.MATCHED,
+            action=MergeAction.UPDATE,
+            condition=statement.where,
+            assignments=statement.assignments,
+        )
+    return MergeCase(kind=MergeCaseKind.MATCHED, action=MergeAction.DELETE, condition=statement.where)
