@@ -16,7 +16,7 @@ $(VENV)/.installed: pyproject.toml $(wildcard connectors/*/pyproject.toml) $(wil
 
 test: venv lint
 	$(PY) -m pytest -q -p no:cacheprovider --durations=25
-	MERGEKIT_TEST_MASTER='local-cluster[2,1,1024]' $(PY) -m pytest -q -p no:cacheprovider -m merge_cases --durations=25
+	MERGEKIT_DRIVER_TIER=off MERGEKIT_TEST_MASTER='local-cluster[2,1,1024]' $(PY) -m pytest -q -p no:cacheprovider -m merge_cases --durations=25
 
 # Under a minute: the tests that start no Java and no PostgreSQL (markers set in tests/conftest.py); one that does
 # anyway fails (MERGEKIT_TEST_NO_JVM=1 points Java at nothing) instead of making this run slow.

@@ -3,7 +3,8 @@
 The session runs on ``local[2]`` unless ``MERGEKIT_TEST_MASTER`` names another master. ``make test`` runs the
 suite's MERGE cases (marker ``merge_cases``) a second time on ``local-cluster[2,1,1024]``: a master and two
 workers inside the driver JVM, each worker starting its executor as a separate JVM with its own Python workers,
-so nothing a merge sink needs can come from the driver's memory.
+so nothing a merge sink needs can come from the driver's memory. That run turns the driver tier off
+(``MERGEKIT_DRIVER_TIER=off`` in the Makefile): its statements are the ones whose sinks must run on executors.
 
 Every test is marked by what it starts (:func:`_marks`): ``spark`` (the shared session), ``jvm`` (Java in a
 subprocess: the command line, crash and concurrency workers), ``pg`` (the PostgreSQL server). ``make test-fast``
@@ -61,7 +62,7 @@ MERGE_CASES = {
     "tests/engine/test_api.py": lambda item: "merge" in item.name,  # MERGE from a DataFrame source
     "tests/partitioned/test_behaviour.py": lambda item: True,  # merge tables: routing to children, failing child
     # MERGE by index lookups: the journal's lookups, the Arrow join and the writers in executor tasks
-    "tests/journal/test_lookup_merge.py": lambda item: "spark_plans_result" in item.name or "errors" in item.name,
+    "tests/journal/test_lookup_merge.py": lambda item: "spark_plans_result[spark]" in item.name or "errors" in item.name,
     # a merge table's index: its children's lookups and its row ids in executor tasks
     "tests/partitioned/test_lookup_merge.py": lambda item: "spark_plans_result[spark]" in item.name,
 }
