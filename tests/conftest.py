@@ -62,7 +62,9 @@ MERGE_CASES = {
     "tests/engine/test_api.py": lambda item: "merge" in item.name,  # MERGE from a DataFrame source
     "tests/partitioned/test_behaviour.py": lambda item: True,  # merge tables: routing to children, failing child
     # MERGE by index lookups: the journal's lookups, the Arrow join and the writers in executor tasks
-    "tests/journal/test_lookup_merge.py": lambda item: "spark_plans_result[spark]" in item.name or "errors" in item.name,
+    "tests/journal/test_lookup_merge.py": lambda item: (
+        "spark_plans_result[spark]" in item.name or "errors" in item.name
+    ),
     # a merge table's index: its children's lookups and its row ids in executor tasks
     "tests/partitioned/test_lookup_merge.py": lambda item: "spark_plans_result[spark]" in item.name,
 }
