@@ -38,7 +38,16 @@ from mergekit.catalogs import ResolvedTable
 from mergekit.errors import MergekitError
 from mergekit.planner import cost
 from mergekit.result import Result
-from mergekit.spi import ColumnHandle, ConnectorSplit, Constraint, NativeScan, NativeScanUnion
+from mergekit.spi import (
+    ColumnHandle,
+    Connector,
+    ConnectorSession,
+    ConnectorSplit,
+    ConnectorTableHandle,
+    Constraint,
+    NativeScan,
+    NativeScanUnion,
+)
 
 from .arrow.compiler import ArrowCompiler, Compiled, Unsupported, mask_of, spark_not_null, value_family
 from .arrow.rows import PageColumns
@@ -260,20 +269,9 @@ def run_driver_query(ctx: StatementContext, q: DriverQuery) -> Result | None:
             session=session, table_handle=table.handle, columns=columns, constraint=q.constraint
         )
     schema = pa.schema([pa.field(c.name, c.type) for c in columns])
-    provider = table.connector.get_page_source_provider()
-    pages: list[pa.RecordBatch] = []
-    read = 0
-    for split in splits:
-        source = provider.create_page_source(session=session, split=split, table_handle=table.handle, columns=columns)
-        try:
-            for page in source:
-                read += page.num_rows
-                if read > cost.DRIVER_SCAN_MAX_ROWS:
-                    return None
-                if page.num_rows:
-                    pages.append(conform_page(page, schema))
-        finally:
-            source.close()
+    pages = read_splits(table.connector, session, table.handle, columns, splits)
+    if pages is None:
+        return None
     ctx.scans.append({"table": table.full_name, "splits": len(splits)})
     rows = _one_batch(pages, schema)
     if q.where is not None and rows.num_rows:
@@ -290,6 +288,33 @@ def run_driver_query(ctx: StatementContext, q: DriverQuery) -> Result | None:
         rows = rows.take(_sort_indices(rows, q.sort, q.nulls))
     out = pa.Table.from_batches([rows]).select(list(q.output))
     return Result(statement="SELECT", table=out.cast(_result_schema(out.schema)), metrics=metrics)
+
+
+def read_splits(
+    connector: Connector,
+    session: ConnectorSession,
+    handle: ConnectorTableHandle,
+    columns: Sequence[ColumnHandle],
+    splits: Sequence[ConnectorSplit],
+) -> list[pa.RecordBatch] | None:
+    """Every non-empty page of ``splits``, in order, with exactly ``columns``; None once more than
+    ``cost.DRIVER_SCAN_MAX_ROWS`` rows were read (the connectors give no estimate: Spark reads such a table)."""
+    schema = pa.schema([pa.field(c.name, c.type) for c in columns])
+    provider = connector.get_page_source_provider()
+    pages: list[pa.RecordBatch] = []
+    read = 0
+    for split in splits:
+        source = provider.create_page_source(session=session, split=split, table_handle=handle, columns=list(columns))
+        try:
+            for page in source:
+                read += page.num_rows
+                if read > cost.DRIVER_SCAN_MAX_ROWS:
+                    return None
+                if page.num_rows:
+                    pages.append(conform_page(page, schema))
+        finally:
+            source.close()
+    return pages
 
 
 def _sort_indices(rows: pa.RecordBatch, keys: Sequence[tuple[str, str]], nulls: str) -> pa.Array:

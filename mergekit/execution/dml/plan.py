@@ -260,14 +260,12 @@ def _driver_keyed(
     if not merge_spi_supported(meta, ctx.session(table.catalog), table.handle):
         return None
     scan = not (isinstance(st, msql.Delete) and overrides_apply_delete(meta))  # the connector's own DELETE first
-    for _, merge in msql.keyed_as_merge(st):
-        driver = plan_driver_merge(ctx, merge, table, target, distinct_keys=True, scan=scan)
-        if isinstance(driver, DriverMerge):
-            plan = attrs.evolve(driver.plan, statement=statement_kind(st))
-            return _driver_planned(st, table, attrs.evolve(driver, plan=plan))
-    merge = msql.whole_as_merge(st) if scan else None  # no key named: every row of a table the driver reads whole
-    if merge is not None:
-        driver = plan_driver_merge(ctx, merge, table, target, whole=True)
+    candidates = [(merge, {"distinct_keys": True, "scan": scan}) for _, merge in msql.keyed_as_merge(st)]
+    whole = msql.whole_as_merge(st) if scan else None  # no key named: every row of a table the driver reads whole
+    if whole is not None:
+        candidates.append((whole, {"whole": True}))
+    for merge, options in candidates:
+        driver = plan_driver_merge(ctx, merge, table, target, **options)
         if isinstance(driver, DriverMerge):
             plan = attrs.evolve(driver.plan, statement=statement_kind(st))
             return _driver_planned(st, table, attrs.evolve(driver, plan=plan))

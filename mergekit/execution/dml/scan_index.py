@@ -21,8 +21,7 @@ import pyarrow.compute as pc
 
 from mergekit.catalogs import ResolvedTable
 from mergekit.execution.context import StatementContext
-from mergekit.execution.scan import conform_page
-from mergekit.planner import cost
+from mergekit.execution.driver_query import read_splits
 from mergekit.spi import (
     ColumnHandle,
     Connector,
@@ -103,35 +102,17 @@ class _ScanIndex(ConnectorIndex):
 
     def lookup(self, keys: pa.Table) -> ConnectorPageSource:
         """The rows with one of ``keys``; with no keys at all, every row (an UPDATE or DELETE of the whole table)."""
-        wanted = keys.column(self._key.name) if keys.num_rows else None
         columns = list(self._output)
-        schema = pa.schema([pa.field(c.name, c.type) for c in columns])
         splits = self._connector.get_split_manager().get_splits(
             session=self._session, table_handle=self._handle, columns=columns, constraint=Constraint()
         )
-        provider = self._connector.get_page_source_provider()
-        found: list[pa.RecordBatch] = []
-        read = 0
-        for split in splits:
-            source = provider.create_page_source(
-                session=self._session, split=split, table_handle=self._handle, columns=columns
-            )
-            try:
-                for page in source:
-                    read += page.num_rows
-                    if read > cost.DRIVER_SCAN_MAX_ROWS:
-                        raise TargetTooLarge()
-                    if page.num_rows:
-                        page = conform_page(page, schema)
-                        kept = (
-                            page
-                            if wanted is None
-                            else page.filter(pc.is_in(page.column(self._key.name), value_set=wanted))
-                        )
-                        found.append(kept)
-            finally:
-                source.close()
-        return _Pages(found)
+        pages = read_splits(self._connector, self._session, self._handle, columns, splits)
+        if pages is None:
+            raise TargetTooLarge()
+        if keys.num_rows:
+            wanted = keys.column(self._key.name)
+            pages = [page.filter(pc.is_in(page.column(self._key.name), value_set=wanted)) for page in pages]
+        return _Pages(pages)
 
 
 class _Pages(ConnectorPageSource):
