@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import shutil
 import sys
 import threading
@@ -153,12 +154,19 @@ SPARK_CONF_VARIABLE = "MERGEKIT_SPARK_CONF"
 
 
 def env_spark_conf() -> dict[str, str]:
-    """Spark settings from ``MERGEKIT_SPARK_CONF``: ``key=value`` pairs separated by whitespace (a value holds no
-    whitespace), applied to every session mergekit starts, after its own defaults. ``INVALID_ARGUMENTS`` names a
-    pair that is not ``spark.<key>=<value>``."""
+    """Spark settings from ``MERGEKIT_SPARK_CONF``: ``key=value`` pairs separated by whitespace, quoted as in a
+    shell where a value holds spaces (``spark.driver.extraJavaOptions='-Xss4m -XX:+UseParallelGC'``), applied to
+    every session mergekit starts, after its own defaults. ``INVALID_ARGUMENTS`` names a pair that is not
+    ``spark.<key>=<value>``, or unbalanced quotes."""
     text = os.environ.get(SPARK_CONF_VARIABLE, "")
+    try:
+        pairs = shlex.split(text)
+    except ValueError as err:  # "No closing quotation"
+        raise MergekitError(
+            ErrorCode.INVALID_ARGUMENTS, f"{SPARK_CONF_VARIABLE} holds {text!r}: {str(err).lower()}"
+        ) from None
     settings = {}
-    for pair in text.split():
+    for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.startswith("spark.") or not value:
             raise MergekitError(

@@ -237,10 +237,16 @@ def test_engine_local_prints_nothing_while_spark_starts_but_an_error_that_stops_
 def test_a_local_sessions_python_workers_start_with_mergekit_loaded(spark) -> None:
     """Sessions mergekit starts fork their Python workers from a daemon that has imported mergekit
     (``mergekit.execution.worker_daemon``): a new worker (one per task that finds no idle worker, and after every
-    task that raised) no longer spends 0.5-0.9 s of CPU importing pyarrow, pandas and mergekit."""
+    task that raised) no longer spends 0.5-0.9 s of CPU importing pyarrow, pandas and mergekit. What the daemon
+    loaded is frozen out of the garbage collector (the full collection after each task skips it)."""
+    import gc
+
     assert spark.conf.get("spark.python.daemon.module") == "mergekit.execution.worker_daemon"
     loaded = spark.sparkContext.parallelize([0, 1], 2).map(lambda _: "mergekit.engine" in sys.modules).collect()
     assert loaded == [True, True]
+    # every object the imports left (hundreds of thousands), not a handful
+    frozen = spark.sparkContext.parallelize([0, 1], 2).map(lambda _: gc.get_freeze_count()).collect()
+    assert min(frozen) > 100_000, frozen
 
 
 def test_mergekit_spark_conf_is_read_as_spark_settings_and_a_bad_pair_is_refused_by_name(monkeypatch) -> None:
@@ -248,6 +254,16 @@ def test_mergekit_spark_conf_is_read_as_spark_settings_and_a_bad_pair_is_refused
 
     monkeypatch.setenv("MERGEKIT_SPARK_CONF", " spark.executor.memory=3g\n spark.sql.codegen.wholeStage=false ")
     assert env_spark_conf() == {"spark.executor.memory": "3g", "spark.sql.codegen.wholeStage": "false"}
+    # a value with spaces is quoted as in a shell
+    monkeypatch.setenv("MERGEKIT_SPARK_CONF", "spark.driver.extraJavaOptions='-Xss4m -XX:+UseParallelGC' spark.a=b")
+    assert env_spark_conf() == {"spark.driver.extraJavaOptions": "-Xss4m -XX:+UseParallelGC", "spark.a": "b"}
+    monkeypatch.setenv("MERGEKIT_SPARK_CONF", "spark.driver.extraJavaOptions='-Xss4m")
+    with pytest.raises(MergekitError) as err:
+        env_spark_conf()
+    assert err.value.code is ErrorCode.INVALID_ARGUMENTS
+    assert str(err.value) == (
+        '[INVALID_ARGUMENTS] MERGEKIT_SPARK_CONF holds "spark.driver.extraJavaOptions=\'-Xss4m": no closing quotation'
+    )
     monkeypatch.setenv("MERGEKIT_SPARK_CONF", "spark.executor.memory = 3g")
     with pytest.raises(MergekitError) as err:
         env_spark_conf()
