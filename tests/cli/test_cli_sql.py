@@ -231,9 +231,6 @@ def test_interactive_shell_on_a_terminal_with_catalog_config_and_progress(tmp_pa
         "COLUMNS": "160",
         "LINES": "50",
         "TERM": "xterm",
-        # the JIT's optimizing compiler for the seconds-long stage (the test run's JVMs compile with C1 alone,
-        # tests/conftest.py: this stage took 20-30 s longer so)
-        "MERGEKIT_SPARK_CONF": "spark.driver.extraJavaOptions=-XX:+UseParallelGC",
     }
     proc = subprocess.Popen(
         [str(SCRIPT), "--catalog-config", str(config), "shell"],
