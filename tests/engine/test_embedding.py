@@ -257,18 +257,19 @@ def test_mergekit_spark_conf_is_read_as_spark_settings_and_a_bad_pair_is_refused
     # a value with spaces is quoted as in a shell
     monkeypatch.setenv("MERGEKIT_SPARK_CONF", "spark.driver.extraJavaOptions='-Xss4m -XX:+UseParallelGC' spark.a=b")
     assert env_spark_conf() == {"spark.driver.extraJavaOptions": "-Xss4m -XX:+UseParallelGC", "spark.a": "b"}
-    monkeypatch.setenv("MERGEKIT_SPARK_CONF", "spark.driver.extraJavaOptions='-Xss4m")
-    with pytest.raises(MergekitError) as err:
-        env_spark_conf()
-    assert err.value.code is ErrorCode.INVALID_ARGUMENTS
-    assert str(err.value) == (
-        '[INVALID_ARGUMENTS] MERGEKIT_SPARK_CONF holds "spark.driver.extraJavaOptions=\'-Xss4m": no closing quotation'
-    )
-    monkeypatch.setenv("MERGEKIT_SPARK_CONF", "spark.executor.memory = 3g")
-    with pytest.raises(MergekitError) as err:
-        env_spark_conf()
-    assert err.value.code is ErrorCode.INVALID_ARGUMENTS
-    assert str(err.value) == (
-        "[INVALID_ARGUMENTS] MERGEKIT_SPARK_CONF holds 'spark.executor.memory': each setting must be "
-        "spark.<key>=<value>, separated by spaces"
-    )
+    refused = {
+        "spark.driver.extraJavaOptions='-Xss4m": (
+            '[INVALID_ARGUMENTS] MERGEKIT_SPARK_CONF holds "spark.driver.extraJavaOptions=\'-Xss4m": '
+            "no closing quotation"
+        ),
+        "spark.executor.memory = 3g": (
+            "[INVALID_ARGUMENTS] MERGEKIT_SPARK_CONF holds 'spark.executor.memory': each setting must be "
+            "spark.<key>=<value>, separated by spaces"
+        ),
+    }
+    for text, message in refused.items():
+        monkeypatch.setenv("MERGEKIT_SPARK_CONF", text)
+        with pytest.raises(MergekitError) as err:
+            env_spark_conf()
+        assert err.value.code is ErrorCode.INVALID_ARGUMENTS
+        assert str(err.value) == message
