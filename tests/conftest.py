@@ -33,8 +33,8 @@ if NO_JVM:
 # garbage with the parallel collector instead of the JVM's default, G1: thousands of small statements on 2 cores
 # ran about 15% faster (a set of 267 tests: 206 s with G1, 172 s parallel, 178 s serial; docs/performance.md). The
 # collector changes no result. A caller's own MERGEKIT_SPARK_CONF is kept; the cluster run keeps the default. (The
-# JIT's quick compiler alone, -XX:TieredStopAtLevel=1, made short runs 12-20% faster and the whole run slower: the
-# optimizing compiler's work pays back over the run's 30 minutes; docs/performance.md.)
+# JIT's quick compiler alone, -XX:TieredStopAtLevel=1, made short runs 12-20% faster and the whole run no faster,
+# 2,233 s with it and 2,120 s without: the optimizing compiler's work pays back over the run; docs/performance.md.)
 TEST_SPARK_CONF = "spark.driver.extraJavaOptions=-XX:+UseParallelGC"
 if not CLUSTER:
     os.environ.setdefault("MERGEKIT_SPARK_CONF", TEST_SPARK_CONF)
