@@ -88,6 +88,8 @@ class ErrorCode(enum.Enum):
     EXECUTION_ERROR = (65539, ErrorType.INTERNAL_ERROR)
     CONFIGURATION_INVALID = (65540, ErrorType.INTERNAL_ERROR)  # the Spark session cannot run mergekit's tasks
     FUNCTION_IMPLEMENTATION_ERROR = (65549, ErrorType.INTERNAL_ERROR)  # a Python function of a user's DataFrame raised
+    CONNECTOR_CONTRACT_ERROR = (65550, ErrorType.INTERNAL_ERROR)  # a connector broke the SPI's contract
+    CONNECTOR_ERROR = (65551, ErrorType.INTERNAL_ERROR)  # a connector's method raised an exception of its own
     STORAGE_ERROR = (131072, ErrorType.EXTERNAL)
 
     @property
@@ -244,6 +246,16 @@ a statement read it; the message keeps the exception and where the function rais
 ValueError: bad value 0 (in boom, /app/job.py line 21)`. `WRITER_ERROR` is a connector's merge sink failing in its
 task (`Task failed: ...`), and `INVALID_COLUMN_REFERENCE` an `ORDER BY` or `GROUP BY` position outside the select list
 (`ORDER BY position 5 is not in select list`).
+
+## A connector's own failures
+
+`CONNECTOR_ERROR`: a connector's method raised an exception of its own (not a mergekit error) while a statement
+ran it, on the driver or in a task; the message names the method, the exception and where it was raised: `The
+connector's delete_rows failed: ValueError: no such id 7 (in delete_rows, /app/store.py line 40)`.
+`CONNECTOR_CONTRACT_ERROR`: the connector broke the SPI's contract, and the message says which part: it implements
+`begin_delete` but not `finish_delete`, a page of its `UpdatablePageSource` lacks the row id column the engine asked
+for, `create_page_source` returned a plain page source for a row-level statement. Both are for the connector's
+author; a statement that fails with either changed nothing.
 
 ## Values Python cannot hold
 

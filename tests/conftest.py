@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["pytester"]  # tests/kit/test_kit_report.py runs a small kit as an author would
+
 DEFAULT_MASTER = "local[2]"
 MASTER = os.environ.get("MERGEKIT_TEST_MASTER") or DEFAULT_MASTER
 CLUSTER = MASTER.startswith("local-cluster")

@@ -52,7 +52,8 @@ def describe_connectors(*, probe: bool = True) -> list[ConnectorInfo]:
             )
             continue
         package = sys.modules.get(type(factory).__module__.split(".")[0])
-        description = _first_line(inspect.getdoc(package) or inspect.getdoc(type(factory)) or "")
+        own = type(factory).__dict__.get("__doc__")  # not ConnectorFactory's, which a factory without one inherits
+        description = _first_line(inspect.getdoc(package) or inspect.cleandoc(own or ""))
         info = ConnectorInfo(name=name, distribution=dist, version=version, description=description)
         if probe:
             info = _probe(info, factory)
@@ -156,12 +157,16 @@ def _table_behaviours(connector: Any, md: Any, session: Any) -> tuple[str, list[
     assert plain is not None and keyed is not None
     paradigm = plain if plain == keyed else f"{keyed} (with a primary key; without: {plain})"
     features = []
-    if any(a not in ("INSERT only", "row-level DELETE/UPDATE") for a in answers.values()):
+    merge_spi = [a for a in answers.values() if a != "INSERT only" and not a.startswith("row-level")]
+    if merge_spi:
         features.append("MERGE/UPDATE/DELETE")
-    elif set(answers.values()) == {"INSERT only"}:
+    elif _overrides(md, "begin_merge"):
         features.append("INSERT")
-    if any(_row_level(md, session, handle) for _, handle in handles.values()):
-        features.append("row-level DELETE/UPDATE")
+    row_level = {kind for _, handle in handles.values() for kind in _row_level_kinds(md, session, handle)}
+    if row_level:
+        features.append(f"row-level {'/'.join(k for k in ('DELETE', 'UPDATE') if k in row_level)}")
+    if not merge_spi and (_overrides(md, "truncate_table") or "DELETE" in row_level):
+        features.append("TRUNCATE")  # (with the merge SPI, MERGE/UPDATE/DELETE says it)
     name, handle = next(iter(handles.values()))
     try:
         if md.get_table_handle(session=session, table=name, version=TableVersion(version=0)) is not None:
@@ -172,8 +177,8 @@ def _table_behaviours(connector: Any, md: Any, session: Any) -> tuple[str, list[
 
 
 def _paradigm(md: Any, session: Any, handle: Any) -> str:
-    """A table's row change paradigm; ``row-level DELETE/UPDATE`` when it has none but the row-level SPI, and
-    ``INSERT only`` when it has neither (append-only)."""
+    """A table's row change paradigm; ``row-level DELETE/UPDATE`` (or the one of them it has) when it has none but
+    the row-level SPI, and ``INSERT only`` when it has neither (append-only)."""
     from mergekit.errors import ErrorCode, MergekitError
 
     try:
@@ -181,17 +186,18 @@ def _paradigm(md: Any, session: Any, handle: Any) -> str:
     except MergekitError as exc:
         if exc.code is not ErrorCode.NOT_SUPPORTED:
             raise
-    return "row-level DELETE/UPDATE" if _row_level(md, session, handle) else "INSERT only"
+    kinds = _row_level_kinds(md, session, handle)
+    return f"row-level {'/'.join(kinds)}" if kinds else "INSERT only"
 
 
-def _row_level(md: Any, session: Any, handle: Any) -> bool:
-    """Whether the table takes DELETE through the row-level SPI (seed 003)."""
-    from mergekit.errors import ErrorCode, MergekitError
+def _row_level_kinds(md: Any, session: Any, handle: Any) -> list[str]:
+    """Which of DELETE and UPDATE the table takes through the row-level SPI (seed 003), as the engine decides."""
+    from mergekit.execution.dml.contract import row_level_supported
 
-    try:
-        md.get_delete_row_id_column_handle(session=session, table_handle=handle)
-    except MergekitError as exc:
-        if exc.code is not ErrorCode.NOT_SUPPORTED:
-            raise
-        return False
-    return True
+    return [kind for kind in ("DELETE", "UPDATE") if row_level_supported(md, session, handle, kind)]
+
+
+def _overrides(md: Any, method: str) -> bool:
+    from mergekit.spi import ConnectorMetadata
+
+    return getattr(type(md), method, None) is not getattr(ConnectorMetadata, method)

@@ -60,7 +60,11 @@ row-level DELETE and UPDATE (seed 003), instead of or beside the merge SPI
     ``get_delete_row_id_column_handle`` / ``begin_delete`` / ``finish_delete`` (and ``abort_delete``), their
     ``update`` twins, and a page source provider that returns an :class:`UpdatablePageSource` for the handles
     ``begin_delete`` / ``begin_update`` return; ``apply_delete`` / ``execute_delete`` push a simple ``DELETE``
-    down into the storage. The merge SPI wins where both exist; ``MERGE`` needs the merge SPI.
+    down into the storage. The merge SPI wins where both exist; ``MERGE`` needs the merge SPI. ``INSERT`` goes
+    through ``begin_merge`` and a merge sink even here (the append-only recipe above). What such a connector cannot
+    run fails with the messages a kit's ``not_supported_messages`` names: :data:`MERGE_NEEDS_MERGE_SPI`,
+    :data:`UPDATE_NEEDS_ROW_LEVEL_UPDATE` (only the row-level DELETE), :data:`INSERT_NEEDS_MERGE_SINK`; one that
+    implements part of a path (``begin_delete`` but not ``finish_delete``) fails with ``CONNECTOR_CONTRACT_ERROR``.
 streams (seed 001: ``CREATE STREAM``, ``INSERT`` into it, ``SELECT STREAM``)
     ``create_table`` honouring ``ConnectorTableMetadata.stream`` (:class:`StreamDefinition`: the monotonic
     columns and the slack) and ``get_table_metadata`` returning it; the append-only write path, with the
@@ -207,11 +211,17 @@ from ._read import (
     NativeScanUnion,
 )
 
-# Row-level DELETE and UPDATE (seed 003): updatable page sources, delete pushdown.
+# Row-level DELETE and UPDATE (seed 003): updatable page sources, delete pushdown. The *_NEEDS_* messages are the
+# engine's NOT_SUPPORTED words for a statement a row-level connector cannot run (MERGE without the merge SPI, UPDATE
+# with only the row-level DELETE, INSERT without begin_merge): what an author's conformance kit expects for them.
 from ._row_level import (
+    DELETE_NEEDS_ROW_LEVEL_DELETE,
+    INSERT_NEEDS_MERGE_SINK,
+    MERGE_NEEDS_MERGE_SPI,
     PREDICATE_OPERATORS,
     ROW_LEVEL_DELETE_MESSAGE,
     ROW_LEVEL_UPDATE_MESSAGE,
+    UPDATE_NEEDS_ROW_LEVEL_UPDATE,
     DeletePredicate,
     RowLevelMetadata,
     UpdatablePageSource,
@@ -252,9 +262,13 @@ from ._views import VIEWS_MESSAGE, ConnectorViewDefinition, ViewColumn, ViewMeta
 
 __all__ = [
     # _row_level
+    "DELETE_NEEDS_ROW_LEVEL_DELETE",
+    "INSERT_NEEDS_MERGE_SINK",
+    "MERGE_NEEDS_MERGE_SPI",
     "PREDICATE_OPERATORS",
     "ROW_LEVEL_DELETE_MESSAGE",
     "ROW_LEVEL_UPDATE_MESSAGE",
+    "UPDATE_NEEDS_ROW_LEVEL_UPDATE",
     "DeletePredicate",
     "RowLevelMetadata",
     "UpdatablePageSource",

@@ -60,8 +60,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PREDICATE_OPERATORS",
+    "DELETE_NEEDS_ROW_LEVEL_DELETE",
+    "INSERT_NEEDS_MERGE_SINK",
+    "MERGE_NEEDS_MERGE_SPI",
     "ROW_LEVEL_DELETE_MESSAGE",
     "ROW_LEVEL_UPDATE_MESSAGE",
+    "UPDATE_NEEDS_ROW_LEVEL_UPDATE",
     "DeletePredicate",
     "RowLevelMetadata",
     "UpdatablePageSource",
@@ -70,6 +74,27 @@ __all__ = [
 #: The ``NOT_SUPPORTED`` messages of the defaults (a connector without row-level ``DELETE`` / ``UPDATE``).
 ROW_LEVEL_DELETE_MESSAGE = "This connector does not support deleting rows through the row-level SPI"
 ROW_LEVEL_UPDATE_MESSAGE = "This connector does not support updating rows through the row-level SPI"
+
+#: The engine's ``NOT_SUPPORTED`` messages for a statement a connector with only the row-level SPI cannot run (what
+#: the conformance kit's ``not_supported_messages`` name for it): a MERGE (and INSERT OVERWRITE, INSERT ... ON
+#: CONFLICT, which are planned as MERGEs), an UPDATE on a connector with only the row-level DELETE (or the reverse),
+#: an INSERT on one without ``begin_merge``.
+MERGE_NEEDS_MERGE_SPI = (
+    "This connector does not support MERGE: it implements only row-level DELETE and UPDATE, not the merge SPI "
+    "(get_merge_row_id_column_handle, get_row_change_paradigm)"
+)
+UPDATE_NEEDS_ROW_LEVEL_UPDATE = (
+    "This connector does not support UPDATE: it implements the row-level DELETE only; implement "
+    "get_update_row_id_column_handle, begin_update and finish_update (the row-level UPDATE), or the merge SPI"
+)
+DELETE_NEEDS_ROW_LEVEL_DELETE = (
+    "This connector does not support DELETE: it implements the row-level UPDATE only; implement "
+    "get_delete_row_id_column_handle, begin_delete and finish_delete (the row-level DELETE), or the merge SPI"
+)
+INSERT_NEEDS_MERGE_SINK = (
+    "This connector does not support INSERT: it implements only row-level DELETE and UPDATE; INSERT needs "
+    "begin_merge, finish_merge and a merge sink (the append-only recipe, docs/develop/supporting-merge.md)"
+)
 
 #: Operators of a :class:`DeletePredicate` term.
 PREDICATE_OPERATORS = ("=", "<>", "<", "<=", ">", ">=", "IN", "IS NULL", "IS NOT NULL")

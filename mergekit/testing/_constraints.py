@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from ._behavior import Behavior
+from ._report import NOT_APPLICABLE, record
 
 __all__ = ["ConstraintBehaviorTests"]
 
@@ -38,7 +39,7 @@ class ConstraintBehaviorTests:
 
         create = "CREATE TABLE kit_check (id INTEGER, qty INTEGER CHECK (qty >= 0))"
         if not self.supports(Behavior.CREATE_TABLE):
-            return
+            return record(NOT_APPLICABLE)
         if not self.supports(Behavior.CHECK_CONSTRAINT):
             self.assert_not_supported(engine, create, Behavior.CHECK_CONSTRAINT)
             self._no_table(engine, "kit_check")
@@ -73,7 +74,7 @@ class ConstraintBehaviorTests:
         DEFAULT; DESCRIBE shows it."""
         create = "CREATE TABLE kit_default (id INTEGER, v VARCHAR DEFAULT 'dflt', n BIGINT DEFAULT 7)"
         if not self.supports(Behavior.CREATE_TABLE):
-            return
+            return record(NOT_APPLICABLE)
         if not self.supports(Behavior.COLUMN_DEFAULT):
             self.assert_not_supported(engine, create, Behavior.COLUMN_DEFAULT)
             self._no_table(engine, "kit_default")

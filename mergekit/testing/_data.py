@@ -19,6 +19,7 @@ import attrs
 import pytest
 
 from ._behavior import DEFAULT_MESSAGES, TYPE_BEHAVIORS, Behavior
+from ._report import NOT_APPLICABLE, REFUSED, record
 
 __all__ = ["DataBehaviorTests", "KitColumn", "KIT_COLUMNS"]
 
@@ -118,6 +119,7 @@ class DataBehaviorTests:
             engine.execute(statement)
         assert info.value.code is ErrorCode.NOT_SUPPORTED, str(info.value)
         assert str(info.value) == f"[NOT_SUPPORTED] {self._message(behavior)}"
+        record(REFUSED, behavior.value)
 
     def _columns(self) -> list[KitColumn]:
         return [c for c in KIT_COLUMNS if c.behavior is None or self.supports(c.behavior)]
@@ -143,7 +145,7 @@ class DataBehaviorTests:
     def test_unsupported_type_is_refused(self, engine: Any, behavior: Behavior) -> None:
         """An opted-out type fails ``CREATE TABLE`` with the exact NOT_SUPPORTED message; nothing is created."""
         if self.supports(behavior) or not self.supports(Behavior.CREATE_TABLE):
-            return
+            return record(NOT_APPLICABLE)
         self.assert_not_supported(engine, f"CREATE TABLE kit_type (id INTEGER, v {TYPE_BEHAVIORS[behavior]})", behavior)
         assert "kit_type" not in [row[0] for row in engine.execute("SHOW TABLES").rows()]
 
@@ -151,7 +153,7 @@ class DataBehaviorTests:
         """DECIMAL, DATE, TIMESTAMP and VARBINARY (those supported) next to the basic types: INSERT, read back,
         UPDATE and MERGE, each value exactly as written."""
         if not self.supports(Behavior.CREATE_TABLE) or not self.supports(Behavior.INSERT):
-            return
+            return record(NOT_APPLICABLE)
         columns = self._columns()
         names = ", ".join(c.name for c in columns)
         self._create_and_fill(engine, "kit_types", columns)
@@ -192,7 +194,7 @@ class DataBehaviorTests:
         """``WHERE`` on each column (= and >=; NULLs never match) returns what an unfiltered read filtered in Python
         returns: a connector that prunes by the constraint it receives must not lose or add rows."""
         if not self.supports(Behavior.CREATE_TABLE) or not self.supports(Behavior.INSERT):
-            return
+            return record(NOT_APPLICABLE)
         columns = self._columns()
         self._create_and_fill(engine, "kit_predicates", columns)
         names = [c.name for c in columns]
@@ -235,7 +237,7 @@ class DataBehaviorTests:
     def test_add_column(self, engine: Any) -> None:
         """ALTER TABLE ... ADD COLUMN: existing rows read NULL in it, new rows store it."""
         if not self.supports(Behavior.CREATE_TABLE):
-            return
+            return record(NOT_APPLICABLE)
         engine.execute("CREATE TABLE kit_add (id INTEGER)")
         if not self.supports(Behavior.ADD_COLUMN):
             self.assert_not_supported(engine, "ALTER TABLE kit_add ADD COLUMN v VARCHAR", Behavior.ADD_COLUMN)
@@ -256,7 +258,7 @@ class DataBehaviorTests:
         from mergekit.errors import ErrorCode, MergekitError
 
         if not self.supports(Behavior.CREATE_TABLE) or not self.supports(Behavior.INSERT):
-            return
+            return record(NOT_APPLICABLE)
         engine.execute("CREATE TABLE kit_abort (id INTEGER, v VARCHAR)")
         engine.execute("INSERT INTO kit_abort VALUES (1, 'a'), (2, 'b')")
         rows = sorted(engine.execute("SELECT id, v FROM kit_abort").rows())

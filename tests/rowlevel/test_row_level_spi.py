@@ -13,8 +13,14 @@ import pytest
 
 from mergekit import Engine
 from mergekit.errors import ErrorCode, MergekitError
-from mergekit.execution.dml.row_level import MERGE_NEEDS_MERGE_SPI
-from mergekit.spi import ConnectorPageSource, ConnectorSession, ConnectorSplit, ConnectorTableHandle, DeletePredicate
+from mergekit.spi import (
+    MERGE_NEEDS_MERGE_SPI,
+    ConnectorPageSource,
+    ConnectorSession,
+    ConnectorSplit,
+    ConnectorTableHandle,
+    DeletePredicate,
+)
 
 from .rowlevel_connector import RLPageSource, RLPageSourceProvider, RowLevelConnector
 
@@ -280,14 +286,14 @@ class _PlainProvider(RLPageSourceProvider):
         return RLPageSource(table_handle, split, columns)  # type: ignore[arg-type]
 
 
-def test_a_page_source_that_cannot_update_is_an_internal_error(
-    engine: Engine, connector: Any, monkeypatch: Any
-) -> None:
+def test_a_page_source_that_cannot_update_is_a_contract_error(engine: Engine, connector: Any, monkeypatch: Any) -> None:
     monkeypatch.setattr(connector, "get_page_source_provider", lambda: _PlainProvider())
     with pytest.raises(MergekitError) as info:
         engine.execute("DELETE FROM t WHERE grp = 2")
-    assert info.value.code is ErrorCode.GENERIC_INTERNAL_ERROR
-    assert "not an UpdatablePageSource" in str(info.value)
+    assert str(info.value) == (
+        "[CONNECTOR_CONTRACT_ERROR] create_page_source returned a RLPageSource, not an UpdatablePageSource, for a "
+        "table handle of begin_delete / begin_update"
+    )
     assert _staged(connector) == []
 
 

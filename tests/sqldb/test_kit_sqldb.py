@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mergekit.execution.dml.row_level import MERGE_NEEDS_MERGE_SPI
+from mergekit.spi import MERGE_NEEDS_MERGE_SPI
 from mergekit.testing import BaseConnectorTest, Behavior
 from tests.pg_server import fresh_database
 

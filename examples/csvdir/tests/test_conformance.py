@@ -21,9 +21,8 @@ from mergekit_csvdir import ROW_ID_TYPE, CsvDirectoryConnectorFactory
 
 from mergekit import Engine, plugins
 from mergekit.errors import ErrorCode, MergekitError
-from mergekit.execution.session import local_session
 from mergekit.spi import MERGE_PAGE_LAYOUT, ConnectorSession, SchemaTableName
-from mergekit.testing import BaseConnectorTest, Behavior
+from mergekit.testing import BaseConnectorTest, Behavior, local_session
 
 
 class TestCsvDirConformance(BaseConnectorTest):

@@ -40,13 +40,12 @@ from mergekit.spi import (
 )
 
 from .append import PlannedValues, plan_values_append
+from .contract import merge_spi_supported, overrides
 from .driver import DriverMerge, bare_column, plan_driver_merge
 from .merge_rows import SRC, MergeQueryBuilder, check_types, q
 from .row_level import (
     PlannedPushdown,
     PlannedRowLevel,
-    merge_spi_supported,
-    overrides_apply_delete,
     plan_pushdown,
     plan_row_level,
 )
@@ -259,7 +258,7 @@ def _driver_keyed(
     meta = table.connector.get_metadata()
     if not merge_spi_supported(meta, ctx.session(table.catalog), table.handle):
         return None
-    scan = not (isinstance(st, msql.Delete) and overrides_apply_delete(meta))  # the connector's own DELETE first
+    scan = not (isinstance(st, msql.Delete) and overrides(meta, "apply_delete"))  # the connector's own DELETE first
     candidates = [(merge, {"distinct_keys": True, "scan": scan}) for _, merge in msql.keyed_as_merge(st)]
     whole = msql.whole_as_merge(st) if scan else None  # no key named: every row of a table the driver reads whole
     if whole is not None:

@@ -45,61 +45,19 @@ from mergekit.spi import (
     ConnectorTableHandle,
     Constraint,
     DeletePredicate,
-    RowLevelMetadata,
     UpdatablePageSource,
     sql_type_name,
 )
 
+from .contract import connector_call, overrides
 from .lengths import Bounded, bounded_columns, fit
 
 __all__ = [
-    "MERGE_NEEDS_MERGE_SPI",
     "PlannedRowLevel",
-    "merge_spi_supported",
-    "overrides_apply_delete",
-    "row_level_supported",
     "plan_pushdown",
     "plan_row_level",
     "run_row_level",
 ]
-
-#: The NOT_SUPPORTED message of a MERGE (or INSERT OVERWRITE / ON CONFLICT) on a connector with only the row-level SPI.
-MERGE_NEEDS_MERGE_SPI = (
-    "This connector does not support MERGE: it implements only row-level DELETE and UPDATE, not the merge SPI "
-    "(get_merge_row_id_column_handle, get_row_change_paradigm)"
-)
-
-
-def _not_supported(call: Any) -> bool:
-    try:
-        call()
-    except MergekitError as exc:
-        if exc.code is ErrorCode.NOT_SUPPORTED:
-            return True
-        raise
-    return False
-
-
-def merge_spi_supported(meta: Any, session: ConnectorSession, handle: ConnectorTableHandle) -> bool:
-    """Whether the connector changes rows through the merge SPI (row id handle and paradigm)."""
-    return not (
-        _not_supported(lambda: meta.get_merge_row_id_column_handle(session=session, table_handle=handle))
-        or _not_supported(lambda: meta.get_row_change_paradigm(session=session, table_handle=handle))
-    )
-
-
-def row_level_supported(meta: Any, session: ConnectorSession, handle: ConnectorTableHandle, kind: str) -> bool:
-    """Whether the connector implements the row-level ``DELETE`` (``kind`` "DELETE") or ``UPDATE`` SPI: its row id
-    handle method does not raise NOT_SUPPORTED (asked with no updated columns for UPDATE: only the override
-    matters; the real handle is asked for with the statement's columns)."""
-    if kind == "DELETE":
-        return not _not_supported(lambda: meta.get_delete_row_id_column_handle(session=session, table_handle=handle))
-    return type(meta).get_update_row_id_column_handle is not RowLevelMetadata.get_update_row_id_column_handle
-
-
-def overrides_apply_delete(meta: Any) -> bool:
-    return type(meta).apply_delete is not RowLevelMetadata.apply_delete
-
 
 # ---- delete pushdown --------------------------------------------------------------------------------------
 
@@ -220,7 +178,7 @@ def plan_pushdown(
     if not isinstance(st, msql.Delete) or st.using is not None:
         return None
     meta = table.connector.get_metadata()
-    if not overrides_apply_delete(meta):
+    if not overrides(meta, "apply_delete"):
         return None
     predicate = _predicate(st.where, plan, table)
     if predicate is None:
@@ -474,22 +432,25 @@ class _RowLevelTask:
                 )
 
     def _split(self, split: Any) -> tuple[Sequence[Any], int]:
-        source = self.provider.create_page_source(
-            session=self.session, split=split, table_handle=self.table_handle, columns=self.columns
+        source = connector_call(
+            "create_page_source",
+            lambda: self.provider.create_page_source(
+                session=self.session, split=split, table_handle=self.table_handle, columns=self.columns
+            ),
         )
         try:
             if not isinstance(source, UpdatablePageSource):
                 raise MergekitError(
-                    ErrorCode.GENERIC_INTERNAL_ERROR,
+                    ErrorCode.CONNECTOR_CONTRACT_ERROR,
                     f"create_page_source returned a {type(source).__name__}, not an UpdatablePageSource, for a "
                     "table handle of begin_delete / begin_update",
                 )
             try:
                 count = 0
-                while (page := source.get_next_page()) is not None:
+                while (page := connector_call("get_next_page", source.get_next_page)) is not None:
                     if page.num_rows:
-                        count += self._page(source, conform_page(page, self.schema))
-                fragments = source.finish()
+                        count += self._page(source, self._conform(page))
+                fragments = connector_call("finish", source.finish)
             except BaseException:
                 try:
                     source.abort()
@@ -500,6 +461,20 @@ class _RowLevelTask:
         finally:
             source.close()
 
+    def _conform(self, page: pa.RecordBatch) -> pa.RecordBatch:
+        """The page with the columns the task asked for; CONNECTOR_CONTRACT_ERROR naming any it lacks."""
+        missing = [name for name in self.schema.names if name not in page.schema.names]
+        if missing:
+            what = [f"the row id column '{n}'" if n == self.row_id else f"column '{n}'" for n in missing]
+            asked = "get_delete_row_id_column_handle" if not self.updated else "get_update_row_id_column_handle"
+            raise MergekitError(
+                ErrorCode.CONNECTOR_CONTRACT_ERROR,
+                f"A page of the UpdatablePageSource lacks {', '.join(what)}: create_page_source must produce every "
+                f"column it is given, the row id column ({asked}) among them; the page has "
+                f"{', '.join(page.schema.names) or 'no columns'}",
+            )
+        return conform_page(page, self.schema)
+
     def _page(self, source: UpdatablePageSource, page: pa.RecordBatch) -> int:
         program = self.program
         indices = program.selected(page)
@@ -509,7 +484,7 @@ class _RowLevelTask:
             page = page.take(pa.array(indices))
         row_ids = page.column(self.row_id)
         if not self.updated:
-            source.delete_rows(row_ids)
+            connector_call("delete_rows", lambda: source.delete_rows(row_ids))
             return page.num_rows
         arrays = []
         for name, value in zip(self.updated, program.new_values(page), strict=True):
@@ -522,7 +497,8 @@ class _RowLevelTask:
             program.check(new_rows)
         arrays.append(row_ids)
         names = [*self.updated, self.row_id]
-        source.update_rows(pa.RecordBatch.from_arrays(arrays, names=names), list(range(len(names))))
+        new_page = pa.RecordBatch.from_arrays(arrays, names=names)
+        connector_call("update_rows", lambda: source.update_rows(new_page, list(range(len(names)))))
         return page.num_rows
 
 
@@ -538,24 +514,35 @@ def run_row_level(ctx: StatementContext, planned: PlannedRowLevel | PlannedPushd
     subqueries = [attrs.evolve(s, lookup=_fill_lookup(ctx, s)) for s in planned.subqueries]
     program = _compile(attrs.evolve(planned, subqueries=subqueries))
     delete = planned.statement == "DELETE"
+    verb = "delete" if delete else "update"
     if delete:
-        row_id = meta.get_delete_row_id_column_handle(session=session, table_handle=table.handle)
-        handle = meta.begin_delete(session=session, table_handle=table.handle)
-    else:
-        row_id = meta.get_update_row_id_column_handle(
-            session=session, table_handle=table.handle, updated_columns=planned.updated
+        row_id = connector_call(
+            "get_delete_row_id_column_handle",
+            lambda: meta.get_delete_row_id_column_handle(session=session, table_handle=table.handle),
         )
-        handle = meta.begin_update(session=session, table_handle=table.handle, updated_columns=planned.updated)
+        handle = connector_call("begin_delete", lambda: meta.begin_delete(session=session, table_handle=table.handle))
+    else:
+        row_id = connector_call(
+            "get_update_row_id_column_handle",
+            lambda: meta.get_update_row_id_column_handle(
+                session=session, table_handle=table.handle, updated_columns=planned.updated
+            ),
+        )
+        handle = connector_call(
+            "begin_update",
+            lambda: meta.begin_update(session=session, table_handle=table.handle, updated_columns=planned.updated),
+        )
     try:
         columns = [c for c in planned.columns if c.name != row_id.name] + [row_id]
-        splits = table.connector.get_split_manager().get_splits(
-            session=session, table_handle=handle, columns=columns, constraint=_constraint(planned)
+        splits = connector_call(
+            "get_splits",
+            lambda: table.connector.get_split_manager().get_splits(
+                session=session, table_handle=handle, columns=columns, constraint=_constraint(planned)
+            ),
         )
         fragments, count = _run_tasks(ctx, planned, handle, columns, row_id, splits, program)
-        if delete:
-            meta.finish_delete(session=session, table_handle=handle, fragments=fragments)
-        else:
-            meta.finish_update(session=session, table_handle=handle, fragments=fragments)
+        finish = meta.finish_delete if delete else meta.finish_update
+        connector_call(f"finish_{verb}", lambda: finish(session=session, table_handle=handle, fragments=fragments))
     except BaseException as exc:
         try:
             if delete:

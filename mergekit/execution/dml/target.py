@@ -29,11 +29,8 @@ from mergekit.spi import (
     RowChangeParadigm,
 )
 
+from .contract import check_row_level_methods, overrides, refuse_insert, refuse_without_spi, row_level_supported
 from .merge_rows import q
-from .row_level import (
-    MERGE_NEEDS_MERGE_SPI,
-    row_level_supported,
-)
 
 __all__ = [
     "refuse_stream_change",
@@ -62,6 +59,12 @@ def resolve_target(
         refuse_stream_change(table)
     meta = table.connector.get_metadata()
     session = ctx.session(table.catalog)
+
+    def offers() -> dict[str, bool]:  # which row-level statements the connector offers (asked only when needed)
+        return {k: row_level_supported(meta, session, table.handle, k) for k in ("DELETE", "UPDATE")}
+
+    if insert_only and not overrides(meta, "begin_merge"):
+        refuse_insert(offers())  # a row-level connector without begin_merge: what INSERT needs
     try:
         row_id = meta.get_merge_row_id_column_handle(session=session, table_handle=table.handle)
         paradigm = meta.get_row_change_paradigm(session=session, table_handle=table.handle)
@@ -70,10 +73,13 @@ def resolve_target(
         # A DELETE / UPDATE may run through the row-level SPI (mergekit.execution.dml.row_level); MERGE may not.
         if exc.code is not ErrorCode.NOT_SUPPORTED:
             raise
-        if not insert_only and not (row_level and row_level_supported(meta, session, table.handle, row_level)):
-            if row_level_supported(meta, session, table.handle, "DELETE"):
-                raise MergekitError(ErrorCode.NOT_SUPPORTED, MERGE_NEEDS_MERGE_SPI) from exc
-            raise
+        if not insert_only:
+            offered = offers()
+            if not (row_level and offered[row_level]):
+                if any(offered.values()):
+                    raise refuse_without_spi(row_level or "MERGE", offered) from exc
+                raise
+            check_row_level_methods(meta, row_level)  # begin_delete without finish_delete: refused before it begins
         row_id = ColumnHandle(name="$row_id", type=pa.int64())
         paradigm = RowChangeParadigm.DELETE_ROW_AND_INSERT_ROW
     target = TargetTable(
