@@ -33,7 +33,7 @@ from mergekit.execution.dml.run import run_dml
 from mergekit.execution.failures import translate_error
 from mergekit.execution.query import explain, run_query
 from mergekit.execution.runner import StatementRunner, in_context
-from mergekit.execution.session import local_session
+from mergekit.execution.session import local_session, ship_by_value
 from mergekit.execution.session_statements import SESSION_STATEMENTS
 from mergekit.execution.streaming.continuous import StreamHandle
 from mergekit.execution.streaming.service import StreamingService
@@ -162,7 +162,9 @@ class Engine:
     def add_catalog(self, name: str, spec: Connector | Mapping[str, Any]) -> Connector:
         """Serve catalog ``name`` by a connector, or by the installed connector its config names."""
         catalogs = self._runner.catalogs
-        return catalogs.add(name, connector_from_spec(name, spec), None if isinstance(spec, Connector) else spec)
+        connector = connector_from_spec(name, spec)
+        ship_by_value(type(connector).__module__)  # a connector from a script: its classes go to Spark's workers
+        return catalogs.add(name, connector, None if isinstance(spec, Connector) else spec)
 
     def catalog(self, name: str) -> Connector:
         return self._runner.catalogs.get(name)

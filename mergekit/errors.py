@@ -237,7 +237,9 @@ functions or `spark.sql.ansi.enabled`, which does not apply to mergekit SQL:
 | a malformed record in a file that a user's DataFrame reads in `FAILFAST` mode (`MALFORMED_RECORD_IN_PARSING` inside `FAILED_READ_FILE`) | `INVALID_CAST_ARGUMENT` | `Malformed record [2,null] in file file:///data/in.csv: "abc" is not a number` (any other failure to read the file: `STORAGE_ERROR`, `Error reading file ...: ` and its cause) |
 
 `CONFIGURATION_INVALID`: the Spark session cannot run mergekit's Python tasks (its Python workers' interpreter cannot
-import mergekit); the message says what to set. See docs/quickstart.md, "Embedding into your own SparkSession".
+import mergekit); the message says what to set. See docs/quickstart.md, "Embedding into your own SparkSession". A
+task that needs a module the workers cannot import (a connector's, registered from a script) fails with it too,
+naming the module (docs/develop/spi-overview.md: the engine ships a catalog connector's own package by value).
 
 ## A user's DataFrame and its Python functions
 

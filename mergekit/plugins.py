@@ -12,7 +12,15 @@ from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import Connector, ConnectorContext, ConnectorFactory
 from mergekit.spi import create_connector as _create_with_context
 
-__all__ = ["GROUP", "register", "unregister", "get_factory", "available", "connector_context", "create_connector"]
+__all__ = [
+    "GROUP",
+    "register",
+    "unregister",
+    "get_factory",
+    "available",
+    "connector_context",
+    "create_connector",
+]
 
 GROUP = "mergekit.connectors"
 _lock = threading.Lock()
@@ -20,7 +28,9 @@ _registered: dict[str, ConnectorFactory] = {}
 
 
 def register(factory: ConnectorFactory, *, name: str | None = None, replace: bool = False) -> None:
-    """Register a factory under ``name`` (default: ``factory.name``), as an entry point would."""
+    """Register a factory under ``name`` (default: ``factory.name``), as an entry point would. Its connectors'
+    classes reach Spark's workers by value when no installed distribution provides their package
+    (``mergekit.execution.session.ship_by_value``, called for every catalog's connector)."""
     if not isinstance(factory, ConnectorFactory):
         raise MergekitError(ErrorCode.PLUGIN_LOAD_ERROR, f"{factory!r} is not a mergekit.spi.ConnectorFactory instance")
     key = name or factory.name

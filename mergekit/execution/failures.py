@@ -378,6 +378,15 @@ def translate_error(exc: BaseException) -> MergekitError:
             ErrorCode.CONFIGURATION_INVALID,
             worker_python_message(None, missing.group(0) if missing else "ModuleNotFoundError"),
         )
+    missing_module = re.search(r"ModuleNotFoundError: No module named '([\w.]+)'", text)
+    if missing_module is not None and "PythonException" in text + type(exc).__name__:
+        return MergekitError(
+            ErrorCode.CONFIGURATION_INVALID,
+            f"Spark's Python workers cannot import module '{missing_module.group(1)}', which a task needs (a "
+            "connector's classes, or a function of a DataFrame): install it where the workers run, or have its "
+            "classes pickled by value (pyspark.cloudpickle.register_pickle_by_value(module)), as mergekit does "
+            "for the package of a catalog's connector class",
+        )
     bad_pattern = _BAD_PATTERN.search(text)
     if bad_pattern is not None:
         pattern = (bad_pattern.group(2) or "").strip()

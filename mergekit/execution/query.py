@@ -57,16 +57,50 @@ def explain(ctx: StatementContext, st: msql.Explain) -> Result:
         text = explain_dml(ctx, inner)
     elif isinstance(inner, msql.Query):
         text = _explain_query(ctx, inner)
+    elif isinstance(inner, msql.Truncate):
+        text = _explain_truncate(ctx, inner)
+    elif isinstance(inner, msql.CreateTable) and inner.as_query is not None:
+        catalog, name = ctx.catalogs.split_name(inner.name)
+        text = (
+            f"CREATE TABLE {catalog}.{name.schema}.{name.table} AS: create_table on the driver, then the query's rows written "
+            "as an INSERT (begin_merge / ConnectorMergeSink / finish_merge); the query:\n"
+            + _explain_query(ctx, inner.as_query, spark="CREATE TABLE AS runs its query on Spark")
+        )
     else:
-        text = repr(inner)
+        text = f"{st.text}\n{_WITHOUT_PLAN.get(type(inner), _NO_PLAN)}"
     return Result(statement="EXPLAIN", table=pa.table({"Query Plan": [text]}))
 
 
-def _explain_query(ctx: StatementContext, st: msql.Query) -> str:
+_NO_PLAN = "No plan to show: EXPLAIN shows the plans of queries, MERGE, UPDATE, DELETE, INSERT and TRUNCATE"
+_WITHOUT_PLAN: dict[type, str] = {
+    msql.CreateTable: "Data definition: create_table on the driver (no Spark job)",
+    msql.DropTable: "Data definition: drop_table on the driver (no Spark job)",
+    msql.AlterTableAddColumn: "Data definition: add_column on the driver (no Spark job)",
+}
+
+
+def _explain_truncate(ctx: StatementContext, st: msql.Truncate) -> str:
+    """TRUNCATE: the connector's own ``truncate_table`` when it has one, else the plan of a DELETE of every row."""
+    from mergekit.execution.dml.contract import overrides
+
+    table = ctx.resolve(st.name)
+    if overrides(table.connector.get_metadata(), "truncate_table"):
+        return (
+            f"TRUNCATE TABLE {table.full_name}: truncate_table on the driver (the connector's own, no Spark job); "
+            "if it refuses this table, a DELETE of every row"
+        )
+    delete = explain_dml(ctx, msql.Delete(target=st.name, where=None))
+    return f"TRUNCATE TABLE {table.full_name}: a DELETE of every row (the connector has no truncate_table)\n{delete}"
+
+
+def _explain_query(ctx: StatementContext, st: msql.Query, *, spark: str = "") -> str:
     """The tier ``run_query`` would choose, decided the same way, and what it runs. Nothing is read or evaluated
-    but the constants of a SELECT without FROM (a value that fails is explained, not raised)."""
-    why = "SET SESSION driver_tier = 'off'"
-    if any(st.stream_selects):
+    but the constants of a SELECT without FROM (a value that fails is explained, not raised). ``spark``: why the
+    statement runs the query on Spark whatever the tier would choose."""
+    why = spark or "SET SESSION driver_tier = 'off'"
+    if spark:
+        pass
+    elif any(st.stream_selects):
         why = "SELECT STREAM"
     elif driver_tier_enabled(ctx.properties):
         constants = driver_constants_plan(st)

@@ -8,6 +8,8 @@ Python UDFs run.
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
 import logging
 import os
 import shlex
@@ -19,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
-from pyspark import SparkConf
+from pyspark import SparkConf, cloudpickle
 from pyspark.sql import SparkSession
 
 from mergekit.errors import ErrorCode, MergekitError
@@ -37,6 +39,7 @@ __all__ = [
     "python_for_workers",
     "probe_workers",
     "session_time_zone",
+    "ship_by_value",
     "statement_tasks",
     "REQUIRED_CONF",
 ]
@@ -357,3 +360,23 @@ def worker_python_message(python: str | None, detail: str) -> str:
         f"spark.pyspark.python={sys.executable}), set before the SparkSession is created, or install mergekit and "
         "its connectors into that interpreter on every executor."
     )
+
+
+def ship_by_value(module_name: str) -> bool:
+    """Have Spark's Python workers receive the classes and functions of ``module_name``'s top-level package by
+    value (``cloudpickle.register_pickle_by_value``) when no installed distribution provides that package: a
+    connector in a script, a notebook or a test folder, which the workers' interpreter cannot import. Returns
+    whether it did. An installed package (also ``pip install -e``) is imported by the workers as usual. The engine
+    calls it for every catalog's connector (``Engine.add_catalog``)."""
+    top = module_name.partition(".")[0]
+    module = sys.modules.get(top)
+    if module is None or top in ("__main__", "mergekit") or top in _installed_packages():
+        return False  # (__main__ is pickled by value anyway)
+    cloudpickle.register_pickle_by_value(module)
+    return True
+
+
+@functools.cache
+def _installed_packages() -> frozenset[str]:
+    """The top-level packages installed distributions provide (read once per process)."""
+    return frozenset(importlib.metadata.packages_distributions())

@@ -230,9 +230,12 @@ class MergePlan:
         t = self.target
         verb = {"UPDATE": "UPDATE", "DELETE": "DELETE FROM"}.get(self.statement, f"{self.statement} INTO")
         lines = [f"{verb} {t.name} AS {self.target_alias}"]
-        lines.append(
-            f"  target scan: {t.name} + unique id + present, row id {t.row_id.name} ({sql_type_name(t.row_id.type)})"
-        )
+        insert = self.statement == "INSERT"  # reads no target row: no target scan, row id, paradigm or processor
+        if not insert:
+            lines.append(
+                f"  target scan: {t.name} + unique id + present, row id {t.row_id.name} "
+                f"({sql_type_name(t.row_id.type)})"
+            )
         if self.join in (JoinKind.RIGHT, JoinKind.FULL, JoinKind.ANTI):
             src = self.source.sql if self.source is not None else "?"
             lines.append(f"  join: {self.join.value} ON {self.on.sql if self.on else 'TRUE'}")
@@ -252,15 +255,13 @@ class MergePlan:
             checks.append("NOT NULL " + ", ".join(self.not_null_columns))
         checks.extend(f"CHECK {name} ({expr.sql})" for name, expr in self.check_constraints)
         lines.append(f"  checks: {'; '.join(checks) if checks else 'none'}")
-        lines.append(f"  processor: {self.processor} (paradigm {self.paradigm.name})")
         il = t.insert_layout.partition_columns if t.insert_layout else None
         ul = t.update_layout.partition_columns if t.update_layout else None
-        lines.append(
-            "  layout: insert "
-            + (f"hash({', '.join(il)})" if il else "any writer")
-            + "; update/delete "
-            + (f"hash({', '.join(ul)}) of the old row" if ul else "hash(row id)")
-        )
+        layout = "  layout: insert " + (f"hash({', '.join(il)})" if il else "any writer")
+        if not insert:
+            lines.append(f"  processor: {self.processor} (paradigm {self.paradigm.name})")
+            layout += "; update/delete " + (f"hash({', '.join(ul)}) of the old row" if ul else "hash(row id)")
+        lines.append(layout)
         lines.append(
             "  sinks: one ConnectorMergeSink per writer (a Spark task on an executor; on the driver tier, one in the "
             "engine's process); finish_merge on the driver"

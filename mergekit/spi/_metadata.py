@@ -265,7 +265,8 @@ class ConnectorMetadata(StreamMetadata, JobMetadata, ViewMetadata, RowLevelMetad
         """Remove every row in one commit. Default: NOT_SUPPORTED, and the engine falls back to DELETE.
 
         Called once on the driver by ``TRUNCATE TABLE``. Only the NOT_SUPPORTED code triggers the fallback (a
-        ``DELETE`` without ``WHERE`` through the merge path); any other error fails the statement."""
+        ``DELETE`` without ``WHERE``, through the merge SPI or the row-level SPI as any DELETE); any other error
+        fails the statement."""
         raise _not_supported(TRUNCATE_MESSAGE)
 
     def get_changes_handle(
@@ -529,8 +530,9 @@ class ConnectorMetadata(StreamMetadata, JobMetadata, ViewMetadata, RowLevelMetad
     ) -> ConnectorMergeTableHandle:
         """Called once on the driver as the last planning step, before any sink exists.
 
-        ``update_case_columns`` maps each UPDATE WHEN-clause number to the columns its SET assigns
-        (``{0: set columns}`` for an UPDATE statement, empty for DELETE and INSERT). Check here that the
+        ``update_case_columns`` maps each UPDATE WHEN-clause number to the columns its SET assigns, in table
+        column order (as ``begin_update`` receives them; ``{0: set columns}`` for an UPDATE statement, empty for
+        DELETE and INSERT). Check here that the
         table is writable. Default: NOT_SUPPORTED.
 
         ``insert_case_defaults`` maps an INSERT WHEN-clause number (0 for an INSERT statement) to the columns

@@ -483,6 +483,7 @@ class DescribeHistory(Statement):
 @attrs.frozen(kw_only=True)
 class Explain(Statement):
     statement: Statement
+    text: str = ""  # the explained statement as written (what EXPLAIN prints for a statement without a plan)
 
 
 @attrs.frozen(kw_only=True)

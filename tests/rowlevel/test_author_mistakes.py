@@ -204,7 +204,7 @@ def test_row_7_a_page_without_the_row_id_column_is_a_contract_error(engine_of: A
     assert str(error) == (
         "[CONNECTOR_CONTRACT_ERROR] A page of the UpdatablePageSource lacks the row id column '$rid': "
         "create_page_source must produce every column it is given, the row id column "
-        "(get_delete_row_id_column_handle) among them; the page has id, name"
+        "(get_delete_row_id_column_handle) among them; the page has id"
     )
     _unchanged(engine, root)  # abort_delete removed the statement's staging folder
 
@@ -280,3 +280,152 @@ def test_row_11_what_an_authors_tests_need_is_exported_by_spi_and_testing() -> N
         assert getattr(mergekit.testing, name) == getattr(mergekit.spi, name)
     assert "local_session" in mergekit.testing.__all__
     assert os.path.basename(mergekit.testing.__file__) == "__init__.py"
+
+
+def test_row_12_explain_says_in_words_only_what_runs(engine_of: Any, root: str) -> None:
+    engine = engine_of(variant(root))
+
+    def plan(statement: str) -> str:
+        return str(engine.execute(f"EXPLAIN {statement}").rows()[0][0])
+
+    truncate = plan("TRUNCATE TABLE t")
+    assert truncate.startswith(
+        "TRUNCATE TABLE lake.default.t: a DELETE of every row (the connector has no truncate_table)\n"
+        "DELETE FROM lake.default.t AS t\nSPI: row-level (begin_delete / UpdatablePageSource / finish_delete)"
+    )
+    assert (
+        plan("CREATE TABLE u (id INT)")
+        == "CREATE TABLE u (id INT)\nData definition: create_table on the driver (no Spark job)"
+    )
+    assert plan("DROP TABLE t") == "DROP TABLE t\nData definition: drop_table on the driver (no Spark job)"
+    assert "Tier: spark (CREATE TABLE AS runs its query on Spark)" in plan("CREATE TABLE v AS SELECT * FROM t")
+    for statement in ("UPDATE t SET name = 'x' WHERE id = 1", "DELETE FROM t", "INSERT INTO t VALUES (6, 'f')"):
+        text = plan(statement)
+        # the connector declared no merge row id and no paradigm: the plan names neither
+        assert "$row_id" not in text and "paradigm" not in text and "Truncate(" not in text, text
+    assert plan("UPDATE t SET name = 'x'").startswith("UPDATE lake.default.t AS t\nSPI: row-level")
+    assert engine.execute("SELECT count(*) FROM t").rows() == [(5,)]  # EXPLAIN ran nothing
+
+
+SCRIPT_CONNECTOR = """
+from mergekit.spi import ConnectorFactory, ConnectorPageSourceProvider
+from tests.rowlevel.rowlevel_connector import RLPageSourceProvider, RowLevelConnector
+
+
+class ScriptProvider(ConnectorPageSourceProvider):
+    def create_page_source(self, **kwargs):
+        return RLPageSourceProvider().create_page_source(**kwargs)
+
+
+class ScriptConnector(RowLevelConnector):
+    def get_page_source_provider(self):
+        return ScriptProvider()
+
+
+class ScriptFactory(ConnectorFactory):
+    name = "author-script-connector"
+
+    def create(self, *, catalog_name, config, context):
+        return ScriptConnector(config["root"])
+"""
+
+
+def test_row_10_a_connector_from_a_script_reaches_sparks_workers(
+    spark: Any, root: str, tmp_path_factory: Any, monkeypatch: Any
+) -> None:
+    """A connector module that no installed distribution provides (a script's folder on the driver's sys.path
+    only), registered with plugins.register: the engine ships its classes to the workers by value, and a DELETE's
+    tasks unpickle its provider. A provider from yet another such module is not shipped: the error names it."""
+    folder = tmp_path_factory.mktemp("script")
+    (folder / "author_script_connector.py").write_text(SCRIPT_CONNECTOR)
+    monkeypatch.syspath_prepend(str(folder))
+    import author_script_connector  # type: ignore[import-not-found]
+
+    plugins.register(author_script_connector.ScriptFactory())
+    try:
+        engine = Engine(spark=spark, catalogs={"lake": {"connector": "author-script-connector", "root": root}})
+        engine.execute("SET SESSION driver_tier = 'off'")
+        assert engine.execute("DELETE FROM t WHERE id > 3").row_count == 2  # tasks in Spark's workers
+        assert sorted(engine.execute("SELECT id FROM t").rows()) == [(1,), (2,), (3,)]
+        engine.close()
+        # the provider in a second module the connector's module imports: the workers cannot import it
+        (folder / "author_pages.py").write_text(SCRIPT_CONNECTOR.split("class ScriptConnector")[0])
+        (folder / "author_other.py").write_text(
+            "from author_pages import ScriptProvider\n"
+            "from tests.rowlevel.rowlevel_connector import RowLevelConnector\n\n\n"
+            "class OtherConnector(RowLevelConnector):\n"
+            "    def get_page_source_provider(self):\n"
+            "        return ScriptProvider()\n"
+        )
+        import author_other  # type: ignore[import-not-found]
+
+        engine = Engine(spark=spark, catalogs={"lake": author_other.OtherConnector(root)})
+        engine.execute("SET SESSION driver_tier = 'off'")
+        error = _error(engine, "DELETE FROM t WHERE id = 1")
+        assert str(error).startswith(
+            "[CONFIGURATION_INVALID] Spark's Python workers cannot import module 'author_pages', which a task "
+            "needs (a connector's classes, or a function of a DataFrame): install it where the workers run, or "
+            "have its classes pickled by value (pyspark.cloudpickle.register_pickle_by_value(module))"
+        )
+        engine.close()
+    finally:
+        plugins.unregister("author-script-connector")
+        for name in ("author_script_connector", "author_pages", "author_other"):
+            sys.modules.pop(name, None)
+
+
+class RecordingUpdate(RLMetadata):
+    updated: list[list[str]] = []
+
+    def begin_update(
+        self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, updated_columns: Sequence[ColumnHandle]
+    ) -> ConnectorTableHandle:
+        type(self).updated.append([c.name for c in updated_columns])
+        return super().begin_update(session=session, table_handle=table_handle, updated_columns=updated_columns)
+
+
+def test_row_14_one_column_order_for_both_spis_and_row_level_scans_read_what_the_statement_needs(
+    spark: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    create = "CREATE TABLE w (a BIGINT, b VARCHAR, c BIGINT, d VARCHAR)"
+    rows = "INSERT INTO w VALUES (1, 'p', 10, 'x'), (2, 'q', 20, 'y')"
+    update = "UPDATE w SET c = a + 1, a = 7 WHERE d = 'x'"
+    # the row-level SPI: begin_update's columns, and the columns the tasks read (get_splits gets them too)
+    connector = variant(str(tmp_path), RecordingUpdate)
+    scanned: list[list[str]] = []
+    manager = connector.get_split_manager()
+    real_splits = manager.get_splits
+
+    def get_splits(**kwargs: Any) -> Any:
+        scanned.append([c.name for c in kwargs["columns"]])
+        return real_splits(**kwargs)
+
+    monkeypatch.setattr(manager, "get_splits", get_splits)
+    monkeypatch.setattr(connector, "get_split_manager", lambda: manager)
+    RecordingUpdate.updated = []
+    engine = Engine(spark=spark, catalogs={"lake": connector})
+    for statement in (create, rows, update, "DELETE FROM w WHERE b = 'q'", "DELETE FROM w"):
+        engine.execute(statement)
+    engine.close()
+    assert RecordingUpdate.updated == [["a", "c"]]  # table column order, not SET order
+    assert scanned == [["a", "c", "d", ROW_ID], ["b", ROW_ID], [ROW_ID]]
+    # the merge SPI (the memory connector): begin_merge's update_case_columns in the same order
+    memory = Engine(spark=spark, catalogs={"lake": {"connector": "memory"}})
+    memory.execute(create)
+    memory.execute(rows)
+    meta = memory.catalog("lake").get_metadata()
+    begun: list[dict[int, list[str]]] = []
+    real = meta.begin_merge
+
+    def begin_merge(**kwargs: Any) -> Any:
+        begun.append({n: [c.name for c in cols] for n, cols in kwargs["update_case_columns"].items()})
+        return real(**kwargs)
+
+    monkeypatch.setattr(meta, "begin_merge", begin_merge)
+    memory.execute("SET SESSION driver_tier = 'off'")
+    memory.execute(update)
+    memory.execute(
+        "MERGE INTO w USING (VALUES (2)) s(k) ON w.a = s.k WHEN MATCHED THEN UPDATE SET d = 'z', b = 'r', a = 3"
+    )
+    memory.close()
+    assert begun == [{0: ["a", "c"]}, {0: ["a", "b", "d"]}]

@@ -34,6 +34,7 @@ READERS = {
         "_predicate",
     ): "delete pushdown: conjuncts become the SPI's DeletePredicate",
     ("mergekit/execution/dml/row_level.py", "_subquery_nodes"): "finds the subqueries Spark runs on the driver",
+    ("mergekit/execution/dml/row_level.py", "_column_names"): "the columns a row-level task must read (its scan)",
 }
 LOWERING = ("mergekit/sql/analysis/lower.py", "mergekit/sql/analysis/lower_rows.py")  # where the trees are made
 

@@ -217,7 +217,7 @@ class PlannedRowLevel:
     def explain(self) -> str:
         t = self.plan.target
         verb = "delete" if self.statement == "DELETE" else "update"
-        lines = [f"{self.statement} {t.name} AS {self.plan.target_alias}"]
+        lines = [f"{'DELETE FROM' if self.statement == 'DELETE' else 'UPDATE'} {t.name} AS {self.plan.target_alias}"]
         lines.append(f"SPI: row-level (begin_{verb} / UpdatablePageSource / finish_{verb})")
         lines.append("  scan: one Spark task per split (get_splits with the handle begin_" + verb + " returns)")
         where = self.plan.where.sql if self.plan.where is not None else "TRUE (every row)"
@@ -291,11 +291,16 @@ def plan_row_level(ctx: StatementContext, st: msql.Statement, plan: MergePlan, t
     for tree in [where, *values]:
         for node in _subquery_nodes(tree):
             subqueries.append(_type_subquery(ctx, kind, node))
+    # the tasks read only what the statement needs: the columns WHERE, SET and CHECK name and the assigned ones
+    # (the row id column is added at run time)
+    needed = {c.name.lower() for c in updated}
+    for tree in [where, *values, *(low for _, _, low in checks)]:
+        needed.update(_column_names(tree))
     planned = PlannedRowLevel(
         statement=kind,
         plan=plan,
         table=table,
-        columns=columns,
+        columns=[c for c in columns if c.name.lower() in needed],
         updated=updated,
         where=where,
         values=values,
@@ -305,6 +310,23 @@ def plan_row_level(ctx: StatementContext, st: msql.Statement, plan: MergePlan, t
     )
     _compile(planned)  # refuse now (EXPLAIN too) what the evaluator cannot compute
     return planned
+
+
+def _column_names(tree: Any) -> Iterator[str]:
+    """The (lower-cased) names of the target columns a lowered expression reads, its subqueries' correlations
+    among them."""
+    if isinstance(tree, msql.Ref):
+        yield tree.name.lower()
+    elif isinstance(tree, msql.SubqueryRef):
+        for ref in tree.outer:
+            yield ref.name.lower()
+        yield from _column_names(tree.operand)
+    elif isinstance(tree, msql.Apply):
+        for arg in tree.args:
+            yield from _column_names(arg)
+    elif isinstance(tree, tuple | list):
+        for item in tree:
+            yield from _column_names(item)
 
 
 def _subquery_nodes(tree: Any) -> Iterator[msql.SubqueryRef]:

@@ -144,7 +144,10 @@ def merge_transaction(ctx: StatementContext, planned: PlannedDml) -> Iterator[Me
             for n, cols in columns.items()
         }
 
-    update_case_columns = handles(plan.update_case_columns)
+    order = {name: i for i, name in enumerate(plan.target.column_names)}  # table column order, as begin_update's
+    update_case_columns = handles(
+        {n: tuple(sorted(cols, key=order.__getitem__)) for n, cols in plan.update_case_columns.items()}
+    )
     # only when some INSERT leaves a column to the storage: connectors that report no such column never see it
     defaults = {"insert_case_defaults": handles(plan.insert_case_defaults)} if plan.insert_case_defaults else {}
     if planned.added_columns:  # MERGE WITH SCHEMA EVOLUTION: the columns are committed with the rows

@@ -210,7 +210,8 @@ def _parse_statement(text: str) -> Statement:
         if m.group(1):
             option = m.group(1).strip("()").strip().upper()
             raise not_supported(f"EXPLAIN {option if option == 'ANALYZE' else '(' + option + ')'} is not supported")
-        return Explain(statement=_parse_statement(lead + _blanks(stripped[: m.start(2)]) + m.group(2)))
+        inner = _parse_statement(lead + _blanks(stripped[: m.start(2)]) + m.group(2))
+        return Explain(statement=inner, text=" ".join(m.group(2).split()))
     m = re.match(
         r"(?is)^show\s+tables(?:\s+(?:from|in)\s+([\w.\"]+))?"
         r"(?:\s+like\s+'((?:[^']|'')*)'(?:\s+escape\s+'((?:[^']|'')*)')?)?$",
