@@ -8,10 +8,12 @@ CONNECTORS := connectors/memory $(wildcard connectors/journal) $(wildcard connec
 
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml $(wildcard connectors/*/pyproject.toml) $(wildcard examples/csvdir/pyproject.toml examples/csvdir/mergekit_csvdir/*.py)
+EXAMPLES := ./examples/csvdir ./examples/jsonl_rowlevel ./examples/jsonl_merge
+
+$(VENV)/.installed: pyproject.toml $(wildcard connectors/*/pyproject.toml) $(wildcard examples/*/pyproject.toml examples/*/mergekit_*/*.py)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test]" $(foreach c,$(CONNECTORS),-e $(c)) ./examples/csvdir
+	$(PY) -m pip install --quiet -e ".[test]" $(foreach c,$(CONNECTORS),-e $(c)) $(EXAMPLES)
 	touch $@
 
 test: venv lint

@@ -120,13 +120,16 @@ class UpdatablePageSource(ConnectorPageSource):
     """Seed 003's ``UpdatablePageSource``: a page source over one split that also deletes or updates the rows it
     produced. Returned by ``ConnectorPageSourceProvider.create_page_source`` (on an executor, once per split and
     task attempt) when its ``table_handle`` is one that :meth:`RowLevelMetadata.begin_delete` or
-    :meth:`RowLevelMetadata.begin_update` returned; the engine fails the statement (``GENERIC_INTERNAL_ERROR``)
-    when such a handle yields any other page source.
+    :meth:`RowLevelMetadata.begin_update` returned; the engine fails the statement (``CONNECTOR_CONTRACT_ERROR``)
+    when such a handle yields any other page source, or a page without a column it was asked for (the row id
+    column among them).
 
     Every method runs in that one task, in this order: :meth:`get_next_page` until it returns None, each page
     followed by at most one :meth:`delete_rows` or :meth:`update_rows` call with rows of that page; then
     :meth:`finish`; then ``close`` (always, also after a failure). On a failure in the task :meth:`abort` runs
-    instead of :meth:`finish`, before ``close``."""
+    before ``close``: instead of :meth:`finish`, or after it (the task may still fail once :meth:`finish`
+    returned), so it must also discard what :meth:`finish` staged. An exception of the connector's own in any of
+    them fails the statement with ``CONNECTOR_ERROR`` naming the method."""
 
     @abc.abstractmethod
     def get_next_page(self) -> pa.RecordBatch | None:
@@ -167,8 +170,8 @@ class UpdatablePageSource(ConnectorPageSource):
         ``finish_update`` on the driver only when Spark keeps this task attempt's result."""
 
     def abort(self) -> None:
-        """The statement failed while this task ran: discard what this instance staged. Must not raise for an
-        instance that staged nothing. A killed task never gets here; the driver's ``abort_delete`` /
+        """The statement failed while this task ran: discard what this instance staged, also what :meth:`finish`
+        staged if it already ran. Must not raise for an instance that staged nothing. A killed task never gets here; the driver's ``abort_delete`` /
         ``abort_update`` cleans up after it. Default: nothing to discard."""
 
 
@@ -210,8 +213,8 @@ class RowLevelMetadata:
         """Every split was processed: ``fragments`` is the concatenation of what every successful task's
         :meth:`UpdatablePageSource.finish` returned (no particular order; empty when no row was deleted). Make the
         deletions visible atomically, or raise and leave the table as it was (the engine then calls
-        :meth:`abort_delete`). Default: ``GENERIC_INTERNAL_ERROR`` (a connector with ``begin_delete`` must
-        implement it)."""
+        :meth:`abort_delete`). A connector with ``begin_delete`` must implement it: the engine refuses one without
+        it before anything begins (``CONNECTOR_CONTRACT_ERROR``, naming it)."""
         raise MergekitError(ErrorCode.GENERIC_INTERNAL_ERROR, "finish_delete called without begin_delete")
 
     def abort_delete(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle) -> None:
@@ -234,7 +237,7 @@ class RowLevelMetadata:
     def finish_update(
         self, *, session: ConnectorSession, table_handle: ConnectorTableHandle, fragments: Sequence[Any]
     ) -> None:
-        """:meth:`finish_delete` for an ``UPDATE``. Default: ``GENERIC_INTERNAL_ERROR``."""
+        """:meth:`finish_delete` for an ``UPDATE`` (the engine refuses a ``begin_update`` without it)."""
         raise MergekitError(ErrorCode.GENERIC_INTERNAL_ERROR, "finish_update called without begin_update")
 
     def abort_update(self, *, session: ConnectorSession, table_handle: ConnectorTableHandle) -> None:

@@ -19,7 +19,7 @@ import attrs
 import pytest
 
 from ._behavior import DEFAULT_MESSAGES, TYPE_BEHAVIORS, Behavior
-from ._report import NOT_APPLICABLE, REFUSED, record
+from ._report import EXERCISED, NOT_APPLICABLE, REFUSED, record
 
 __all__ = ["DataBehaviorTests", "KitColumn", "KIT_COLUMNS"]
 
@@ -189,6 +189,7 @@ class DataBehaviorTests:
             self.assert_not_supported(engine, merge, Behavior.MERGE)
         actual = {row[0]: list(row[1:]) for row in engine.execute(f"SELECT id, {names} FROM kit_types").rows()}
         assert actual == expected
+        record(EXERCISED)  # the typed INSERT and reads ran, whatever it checked the refusal of
 
     def test_predicates_on_every_type(self, engine: Any) -> None:
         """``WHERE`` on each column (= and >=; NULLs never match) returns what an unfiltered read filtered in Python

@@ -24,6 +24,9 @@ not NULL (Spark's null-intolerant operators; Trino's too).
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -34,6 +37,7 @@ import pyarrow.compute as pc
 
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.failures import MULTIPLE_ROWS_MESSAGE
+from mergekit.spi import sql_type_name
 from mergekit.sql import DATE_DAYS, DECIMAL_LITERAL_DIGITS, Apply, Const, Ref, SubqueryRef, date_overflow_message
 
 __all__ = [
@@ -181,7 +185,7 @@ _CHECKED = {
     "subtract": ("subtract_checked", "-", "subtraction"),
     "multiply": ("multiply_checked", "*", "multiplication"),
 }
-_DOUBLE = {"add": "add", "subtract": "subtract", "multiply": "multiply"}
+_DOUBLE = {"add": "add", "subtract": "subtract", "multiply": "multiply", "divide": "divide"}  # IEEE: x / 0 is inf
 INTEGER_NAMES = {8: "tinyint", 16: "smallint", 32: "integer", 64: "bigint"}  # Trino's, by bit width
 _EXACT_IN_DOUBLE = (pa.int8(), pa.int16(), pa.int32())
 _NUMBERS = ("integer", "bigint", "double", "decimal")
@@ -210,9 +214,9 @@ def assignable(value: pa.DataType, column: pa.DataType) -> bool:
     if pa.types.is_signed_integer(value) and pa.types.is_signed_integer(column):
         return True
     if pa.types.is_float64(column):
-        return value in _EXACT_IN_DOUBLE or exact_decimal(value)
-    if exact_decimal(value) and pa.types.is_decimal128(column):  # a widening: every value fits exactly
-        return column.scale >= value.scale and column.precision - column.scale >= value.precision - value.scale
+        return value in _EXACT_IN_DOUBLE or pa.types.is_decimal128(value)
+    if pa.types.is_decimal128(column) and (pa.types.is_decimal128(value) or pa.types.is_integer(value)):
+        return True  # rounded half away from zero to the column's scale; too many digits fail (assign)
     return value_family(value) == "string" and value_family(column) == "string"
 
 
@@ -222,7 +226,12 @@ def assign(value: Any, n: int, value_type: pa.DataType, column: pa.DataType) -> 
     Spark's CAST_OVERFLOW)."""
     array = column_of(value, n, value_type)
     if pa.types.is_decimal(value_type) and pa.types.is_float64(column):
-        return decimal_to_double(array)
+        if value_type.precision <= 18:  # Spark's compact DECIMAL: the unscaled long / 10^scale, as here
+            return decimal_to_double(array)
+        # a wider one: BigDecimal.doubleValue, correctly rounded, as Python's float of a Decimal
+        return pa.array([None if v is None else float(v) for v in array.to_pylist()], pa.float64())
+    if pa.types.is_decimal128(column) and value_type != column:
+        return _assign_decimal(array, column)
     if pa.types.is_integer(value_type) and pa.types.is_integer(column) and value_type.bit_width > column.bit_width:
         bits = column.bit_width
         low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
@@ -232,6 +241,25 @@ def assign(value: Any, n: int, value_type: pa.DataType, column: pa.DataType) -> 
             message = f"Out of range for {INTEGER_NAMES[bits]}: {first}"
             raise MergekitError(ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE, message)
     return array.cast(column)
+
+
+def _assign_decimal(array: pa.Array, column: pa.DataType) -> pa.Array:
+    """DECIMAL or integer values into a DECIMAL column, as Spark's store assignment casts: rounded half away from
+    zero to the column's scale; a value with more integer digits than the column holds fails (the message
+    :mod:`.failures` gives Spark's NUMERIC_VALUE_OUT_OF_RANGE)."""
+    source = as_decimal_type(array.type)
+    assert source is not None
+    array = array.cast(source)
+    rounded = array
+    if source.scale > column.scale:
+        rounded = pc.round(array, ndigits=column.scale, round_mode="half_towards_infinity")
+    try:
+        return rounded.cast(column)
+    except pa.ArrowInvalid:
+        limit = decimal.Decimal(10) ** (column.precision - column.scale)
+        first = next(v for v in rounded.to_pylist() if v is not None and abs(v) >= limit)
+        message = f"Decimal overflow: {first} does not fit in DECIMAL({column.precision}, {column.scale})"
+        raise MergekitError(ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE, message) from None
 
 
 def _wider(a: pa.DataType, b: pa.DataType) -> pa.DataType:
@@ -331,8 +359,8 @@ class ArrowCompiler:
     def _apply(op: str, args: Sequence[Compiled], trees: Sequence[Any]) -> Compiled:
         if op in ("and", "or"):
             return _logic(op, *args)
-        if op in _COMPARE:
-            return _compare(op, args)
+        if op in _COMPARE or op in ("is_distinct", "is_not_distinct"):
+            return _compare(op, _dates_from_text(args, trees))
         if op == "not":
             return _not(args[0])
         if op in ("is_null", "is_not_null"):
@@ -341,7 +369,7 @@ class ArrowCompiler:
             return _in_list(args[0], trees[1:])
         if op == "like":
             return _like(args[0], trees[1])
-        if op in ("add", "subtract", "multiply", "mod", "negate"):
+        if op in ("add", "subtract", "multiply", "divide", "mod", "negate"):
             return _arithmetic(op, args)
         raise Unsupported(f"the operator {op}")
 
@@ -353,12 +381,12 @@ class ArrowCompiler:
         outer = [self.compile(r) for r in node.outer]
         for o, k in zip(outer, lookup.keys, strict=True):
             if value_family(o.type) != value_family(k) or value_family(k) is None:
-                raise Unsupported(f"a subquery correlated on {o.type} and {k}")
+                raise Unsupported(f"a subquery correlated on {type_name(o.type)} and {type_name(k)}")
         if node.kind == "in":
             operand = self.compile(node.operand)
             assert lookup.value_type is not None
             if value_family(operand.type) != value_family(lookup.value_type) or value_family(operand.type) is None:
-                raise Unsupported(f"IN of {operand.type} with a subquery of {lookup.value_type}")
+                raise Unsupported(f"IN of {type_name(operand.type)} with a subquery of {type_name(lookup.value_type)}")
             return Compiled(_in_lookup(operand, outer, lookup), pa.bool_(), operand.may_fail, operand.subquery_rows)
         if node.kind == "exists":
             return Compiled(_exists_lookup(outer, lookup), pa.bool_())
@@ -401,16 +429,71 @@ def _binary(fn: Callable[..., Any], left: Compiled, right: Compiled, cast: pa.Da
 
 
 def _compare(op: str, args: Sequence[Compiled]) -> Compiled:
+    common = common_decimal([a.type for a in args])
+    if common is not None:  # DECIMAL with DECIMAL or an integer: exactly, in a DECIMAL that holds both
+        args = [Compiled(_cast_to(a, common), common, a.may_fail, a.subquery_rows) for a in args]
+        return _compare_values(op, args)
     families = {value_family(a.type) for a in args} - {"null"}
     if None in families or len(families) > 1:
-        raise Unsupported(f"a comparison of {' and '.join(str(a.type) for a in args)}")
+        raise Unsupported(f"a comparison of {' and '.join(type_name(a.type) for a in args)}")
+    return _compare_values(op, args)
+
+
+def _cast_to(arg: Compiled, target: pa.DataType) -> Evaluator:
+    return lambda rows: column_of(arg.fn(rows), rows.num_rows, target)
+
+
+def _compare_values(op: str, args: Sequence[Compiled]) -> Compiled:
     left, right = args
+    if op in ("is_distinct", "is_not_distinct"):  # never NULL: two NULLs are not distinct, one NULL is
+        distinct = op == "is_distinct"
+
+        def run(rows: Any) -> Any:
+            n = rows.num_rows
+            x, y = (column_of(v, n, a.type) for v, a in zip(_operands(left, right, rows), args, strict=True))
+            if pa.types.is_integer(x.type) and pa.types.is_integer(y.type) and x.type != y.type:
+                x, y = x.cast(pa.int64()), y.cast(pa.int64())
+            same = pc.fill_null(pc.equal(x, y), False)
+            both_null = pc.and_(pc.is_null(x), pc.is_null(y))
+            equal = pc.or_(same, both_null)
+            return pc.invert(equal) if distinct else equal
+
+        return Compiled(run, pa.bool_(), left.may_fail or right.may_fail)
     return Compiled(_binary(getattr(pc, _COMPARE[op]), left, right), pa.bool_(), left.may_fail or right.may_fail)
+
+
+def _dates_from_text(args: Sequence[Compiled], trees: Sequence[Any]) -> Sequence[Compiled]:
+    """A string literal compared with a DATE is a date, as Spark coerces it (``d = '2024-02-29'``): a literal in
+    ISO form (``YYYY-MM-DD``) only; another one is left to Spark (:class:`Unsupported`)."""
+    kinds = [value_family(a.type) for a in args]
+    if sorted(map(str, kinds)) != ["date", "string"]:
+        return args
+    text = trees[kinds.index("string")]
+    if not (isinstance(text, Const) and text.kind == "string" and _ISO_DATE.fullmatch(text.value)):
+        raise Unsupported(f"a comparison of date and {'varchar' if not isinstance(text, Const) else repr(text.value)}")
+    try:
+        day = dt.date.fromisoformat(text.value)
+    except ValueError:
+        raise Unsupported(f"a comparison of date and {text.value!r}") from None
+    out = list(args)
+    out[kinds.index("string")] = Compiled(_constant(pa.scalar(day, pa.date32())), pa.date32())
+    return out
+
+
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def type_name(t: pa.DataType) -> str:
+    """An Arrow type in a refusal, as Trino names it (``decimal(2,1)``, ``bigint``)."""
+    try:
+        return sql_type_name(t)
+    except Exception:  # a type without a SQL name
+        return str(t)
 
 
 def _boolean(arg: Compiled, what: str) -> None:
     if value_family(arg.type) not in ("boolean", "null"):
-        raise Unsupported(f"{what} of {arg.type}")
+        raise Unsupported(f"{what} of {type_name(arg.type)}")
 
 
 def _logic(op: str, left: Compiled, right: Compiled) -> Compiled:
@@ -446,7 +529,7 @@ def _not(arg: Compiled) -> Compiled:
 
 def _is_null(op: str, arg: Compiled) -> Compiled:
     if value_family(arg.type) is None and not pa.types.is_floating(arg.type):
-        raise Unsupported(f"IS NULL of {arg.type}")
+        raise Unsupported(f"IS NULL of {type_name(arg.type)}")
     fn = pc.is_null if op == "is_null" else pc.is_valid
     return Compiled(lambda rows: fn(column_of(arg.fn(rows), rows.num_rows, arg.type)), pa.bool_(), arg.may_fail)
 
@@ -493,6 +576,11 @@ def _like(operand: Compiled, pattern: Any) -> Compiled:
 def _arithmetic(op: str, args: Sequence[Compiled]) -> Compiled:
     types = [a.type for a in args]
     may_fail = any(a.may_fail for a in args)
+    doubles = all(
+        pa.types.is_float64(t) or t in _EXACT_IN_DOUBLE or exact_decimal(t) or pa.types.is_null(t) for t in types
+    )
+    if op == "divide" and not (doubles and any(pa.types.is_float64(t) for t in types)):
+        raise Unsupported(f"/ of {' and '.join(map(type_name, types))}")  # integer and DECIMAL division: Spark's
     dates = date_arithmetic(op, types)
     if dates is not None:
         result = pa.date32() if dates == "shift" else pa.int32()
@@ -505,9 +593,6 @@ def _arithmetic(op: str, args: Sequence[Compiled]) -> Compiled:
             return Compiled(_negate_integer(args[0], result), result, True)
         left, right = args
         return Compiled(_integer_op(op, left, right, result), result, True)
-    doubles = all(
-        pa.types.is_float64(t) or t in _EXACT_IN_DOUBLE or exact_decimal(t) or pa.types.is_null(t) for t in types
-    )
     if op != "mod" and doubles and any(pa.types.is_float64(t) for t in types):
         # a DECIMAL operand becomes a DOUBLE first (Trino's and Spark's coercion), correctly rounded
         args = [_as_double(a) if pa.types.is_decimal(a.type) else a for a in args]
@@ -518,7 +603,71 @@ def _arithmetic(op: str, args: Sequence[Compiled]) -> Compiled:
             )
         left, right = args
         return Compiled(_binary(getattr(pc, _DOUBLE[op]), left, right, pa.float64()), pa.float64(), may_fail)
-    raise Unsupported(f"{_WHAT.get(op, op)} of {' and '.join(map(str, types))}")
+    decimal = _decimal_result(op, types)
+    if decimal is not None:
+        operands = [_as_decimal(a) for a in args]
+        if op == "negate":
+            (arg,) = operands
+            return Compiled(lambda rows: pc.negate(column_of(arg.fn(rows), rows.num_rows, arg.type)), decimal, may_fail)
+        left, right = operands
+        fn = getattr(pc, op)
+        return Compiled(lambda rows: fn(*_operands(left, right, rows)).cast(decimal), decimal, may_fail)
+    raise Unsupported(f"{_WHAT.get(op, op)} of {' and '.join(map(type_name, types))}")
+
+
+# an integer operand of DECIMAL arithmetic or comparison, as Spark widens it: the DECIMAL that holds every value
+_INTEGER_DECIMALS = {
+    8: pa.decimal128(3, 0),
+    16: pa.decimal128(5, 0),
+    32: pa.decimal128(10, 0),
+    64: pa.decimal128(20, 0),
+}
+
+
+def as_decimal_type(t: pa.DataType) -> pa.DataType | None:
+    """``t`` as a DECIMAL operand: itself, an integer's widening, NULL's; None for any other type."""
+    if pa.types.is_decimal128(t):
+        return t
+    if pa.types.is_integer(t):
+        return _INTEGER_DECIMALS[t.bit_width]
+    return pa.decimal128(1, 0) if pa.types.is_null(t) else None
+
+
+def _decimal_result(op: str, types: Sequence[pa.DataType]) -> pa.DataType | None:
+    """The DECIMAL type of ``op`` over DECIMAL and integer operands, by Spark's (and Arrow's) rules: ``+``/``-``
+    scale max(s1, s2), integer digits max + 1; ``*`` precision p1 + p2 + 1, scale s1 + s2. None when an operand is
+    neither, none is a DECIMAL, or the result would pass 38 digits (where Spark reduces the scale: left to it)."""
+    if op not in ("add", "subtract", "multiply", "negate") or not any(pa.types.is_decimal128(t) for t in types):
+        return None
+    widened = [as_decimal_type(t) for t in types]
+    if any(w is None for w in widened):
+        return None
+    if op == "negate":
+        return widened[0]
+    (p1, s1), (p2, s2) = ((w.precision, w.scale) for w in widened)  # type: ignore[union-attr]
+    if op == "multiply":
+        precision, scale = p1 + p2 + 1, s1 + s2
+    else:
+        scale = max(s1, s2)
+        precision = max(p1 - s1, p2 - s2) + scale + 1
+    return pa.decimal128(precision, scale) if precision <= 38 else None
+
+
+def common_decimal(types: Sequence[pa.DataType]) -> pa.DataType | None:
+    """The DECIMAL in which DECIMAL and integer values compare exactly (None: another type, or over 38 digits)."""
+    widened = [as_decimal_type(t) for t in types]
+    if any(w is None for w in widened) or not any(pa.types.is_decimal128(t) for t in types):
+        return None
+    scale = max(w.scale for w in widened)  # type: ignore[union-attr]
+    digits = max(w.precision - w.scale for w in widened)  # type: ignore[union-attr]
+    return pa.decimal128(digits + scale, scale) if digits + scale <= 38 else None
+
+
+def _as_decimal(arg: Compiled) -> Compiled:
+    target = as_decimal_type(arg.type)
+    if target == arg.type:
+        return arg
+    return Compiled(lambda rows: column_of(arg.fn(rows), rows.num_rows, target), target, arg.may_fail)
 
 
 def _as_double(arg: Compiled) -> Compiled:
@@ -647,6 +796,7 @@ def _scalar_lookup(outer: Sequence[Compiled], lookup: Lookup) -> Evaluator:
 
 _NEVER_NULL_OPS = frozenset(
     {"add", "subtract", "multiply", "negate", "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "not", "in"}
+    | {"is_distinct", "is_not_distinct"}
 )
 
 

@@ -24,7 +24,18 @@ from mergekit.planner import not_null_violation
 from mergekit.spi import ColumnHandle
 from mergekit.sql import Ref
 
-from .compiler import ArrowCompiler, Compiled, Features, Lookup, Unsupported, assign, assignable, column_of, mask_of
+from .compiler import (
+    ArrowCompiler,
+    Compiled,
+    Features,
+    Lookup,
+    Unsupported,
+    assign,
+    assignable,
+    column_of,
+    mask_of,
+    type_name,
+)
 
 __all__ = ["PageColumns", "RowProgram", "compile_rows"]
 
@@ -96,12 +107,14 @@ def compile_rows(
     compiler = ArrowCompiler(PageColumns(columns, outer), Features(subqueries=subqueries))
     condition = compiler.compile(where) if where is not None else None
     if condition is not None and not (pa.types.is_boolean(condition.type) or pa.types.is_null(condition.type)):
-        raise Unsupported(f"a WHERE clause of type {condition.type}")
+        raise Unsupported(f"a WHERE clause of type {type_name(condition.type)}")
     compiled = []
     for column, tree in zip(updated, values, strict=True):
         value = compiler.compile(tree)
         if not assignable(value.type, column.type):
-            raise Unsupported(f"an assignment of {value.type} to the {column.type} column {column.name}")
+            raise Unsupported(
+                f"an assignment of {type_name(value.type)} to the {type_name(column.type)} column {column.name}"
+            )
         compiled.append(value)
     check_compiler = ArrowCompiler(PageColumns(columns, frozenset()))
     return RowProgram(

@@ -66,7 +66,8 @@ class Const:
 
 @attrs.frozen
 class Apply:
-    """An operator: ``eq ne lt le gt ge and or not is_null is_not_null add subtract multiply negate``."""
+    """An operator: ``eq ne lt le gt ge is_distinct is_not_distinct and or not is_null is_not_null add subtract
+    multiply negate`` (``BETWEEN`` lowers to ``ge`` AND ``le``)."""
 
     op: str
     args: tuple[Lowered, ...]
@@ -87,6 +88,9 @@ BINARY_FUNCTIONS: dict[type[exp.Expression], str] = {
     exp.Add: "add",
     exp.Sub: "subtract",
     exp.Mul: "multiply",
+    exp.Div: "divide",  # (the evaluators compute DOUBLE division; integer and DECIMAL division are Spark's)
+    exp.NullSafeNEQ: "is_distinct",  # IS DISTINCT FROM
+    exp.NullSafeEQ: "is_not_distinct",  # IS NOT DISTINCT FROM
 }
 
 
@@ -151,6 +155,14 @@ def lower(node: exp.Expression) -> Lowered | None:
             return None
         items = [lower(e) for e in (node.this, *node.expressions)]
         return None if any(i is None for i in items) else Apply("in", tuple(items))
+    if isinstance(node, exp.Between):  # x BETWEEN a AND b is x >= a AND x <= b (Spark's and Trino's rewrite)
+        if node.args.get("symmetric"):
+            return None
+        items = [lower(node.this), lower(node.args["low"]), lower(node.args["high"])]
+        if any(i is None for i in items):
+            return None
+        x, low, high = items
+        return Apply("and", (Apply("ge", (x, low)), Apply("le", (x, high))))  # type: ignore[arg-type]
     op = BINARY_FUNCTIONS.get(type(node))
     if op is None:
         return None
