@@ -25,7 +25,6 @@ not NULL (Spark's null-intolerant operators; Trino's too).
 from __future__ import annotations
 
 import datetime as dt
-import decimal
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
@@ -39,6 +38,8 @@ from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.failures import MULTIPLE_ROWS_MESSAGE
 from mergekit.spi import sql_type_name
 from mergekit.sql import DATE_DAYS, DECIMAL_LITERAL_DIGITS, Apply, Const, Ref, SubqueryRef, date_overflow_message
+
+from .decimals import as_decimal_type, assign_decimal, common_decimal, decimal_result
 
 __all__ = [
     "ArrowCompiler",
@@ -105,6 +106,7 @@ class Features:
     :class:`Unsupported` (a MERGE's lowering never produces one)."""
 
     subqueries: Mapping[int, Lookup] | None = None
+    decimals: bool = False  # DECIMAL + - * and comparisons (the row-level path; others leave them to Spark)
 
 
 @attrs.frozen
@@ -206,7 +208,7 @@ def mask_of(value: Any, n: int) -> np.ndarray:
     return np.asarray(pc.fill_null(column_of(value, n, pa.bool_()), False).to_numpy(zero_copy_only=False), dtype=bool)
 
 
-def assignable(value: pa.DataType, column: pa.DataType) -> bool:
+def assignable(value: pa.DataType, column: pa.DataType, *, decimals: bool = False) -> bool:
     """Whether a value of type ``value`` becomes a ``column`` value as Spark's CAST makes it (see :func:`assign`):
     the same type, NULL, an integer (a wider one range-checked), an integer up to INTEGER into a DOUBLE, a string."""
     if value == column or pa.types.is_null(value):
@@ -214,8 +216,11 @@ def assignable(value: pa.DataType, column: pa.DataType) -> bool:
     if pa.types.is_signed_integer(value) and pa.types.is_signed_integer(column):
         return True
     if pa.types.is_float64(column):
-        return value in _EXACT_IN_DOUBLE or pa.types.is_decimal128(value)
-    if pa.types.is_decimal128(column) and (pa.types.is_decimal128(value) or pa.types.is_integer(value)):
+        return value in _EXACT_IN_DOUBLE or exact_decimal(value) or (decimals and pa.types.is_decimal128(value))
+    if exact_decimal(value) and pa.types.is_decimal128(column):  # a widening: every value fits exactly
+        if column.scale >= value.scale and column.precision - column.scale >= value.precision - value.scale:
+            return True
+    if decimals and pa.types.is_decimal128(column) and (pa.types.is_decimal128(value) or pa.types.is_integer(value)):
         return True  # rounded half away from zero to the column's scale; too many digits fail (assign)
     return value_family(value) == "string" and value_family(column) == "string"
 
@@ -231,7 +236,7 @@ def assign(value: Any, n: int, value_type: pa.DataType, column: pa.DataType) -> 
         # a wider one: BigDecimal.doubleValue, correctly rounded, as Python's float of a Decimal
         return pa.array([None if v is None else float(v) for v in array.to_pylist()], pa.float64())
     if pa.types.is_decimal128(column) and value_type != column:
-        return _assign_decimal(array, column)
+        return assign_decimal(array, column)
     if pa.types.is_integer(value_type) and pa.types.is_integer(column) and value_type.bit_width > column.bit_width:
         bits = column.bit_width
         low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
@@ -241,25 +246,6 @@ def assign(value: Any, n: int, value_type: pa.DataType, column: pa.DataType) -> 
             message = f"Out of range for {INTEGER_NAMES[bits]}: {first}"
             raise MergekitError(ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE, message)
     return array.cast(column)
-
-
-def _assign_decimal(array: pa.Array, column: pa.DataType) -> pa.Array:
-    """DECIMAL or integer values into a DECIMAL column, as Spark's store assignment casts: rounded half away from
-    zero to the column's scale; a value with more integer digits than the column holds fails (the message
-    :mod:`.failures` gives Spark's NUMERIC_VALUE_OUT_OF_RANGE)."""
-    source = as_decimal_type(array.type)
-    assert source is not None
-    array = array.cast(source)
-    rounded = array
-    if source.scale > column.scale:
-        rounded = pc.round(array, ndigits=column.scale, round_mode="half_towards_infinity")
-    try:
-        return rounded.cast(column)
-    except pa.ArrowInvalid:
-        limit = decimal.Decimal(10) ** (column.precision - column.scale)
-        first = next(v for v in rounded.to_pylist() if v is not None and abs(v) >= limit)
-        message = f"Decimal overflow: {first} does not fit in DECIMAL({column.precision}, {column.scale})"
-        raise MergekitError(ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE, message) from None
 
 
 def _wider(a: pa.DataType, b: pa.DataType) -> pa.DataType:
@@ -352,15 +338,15 @@ class ArrowCompiler:
         if op == "negate" and isinstance(node.args[0], Const) and node.args[0].kind in _NUMBERS:
             return self.compile(Const(-node.args[0].value, node.args[0].kind))  # a negative literal
         args = [self.compile(a) for a in node.args]
-        compiled = self._apply(op, args, node.args)
+        compiled = self._apply(op, args, node.args, self.features.decimals)
         return attrs.evolve(compiled, subquery_rows=any(a.subquery_rows for a in args))
 
     @staticmethod
-    def _apply(op: str, args: Sequence[Compiled], trees: Sequence[Any]) -> Compiled:
+    def _apply(op: str, args: Sequence[Compiled], trees: Sequence[Any], decimals: bool) -> Compiled:
         if op in ("and", "or"):
             return _logic(op, *args)
         if op in _COMPARE or op in ("is_distinct", "is_not_distinct"):
-            return _compare(op, _dates_from_text(args, trees))
+            return _compare(op, _dates_from_text(args, trees) if decimals else args, decimals)
         if op == "not":
             return _not(args[0])
         if op in ("is_null", "is_not_null"):
@@ -370,7 +356,7 @@ class ArrowCompiler:
         if op == "like":
             return _like(args[0], trees[1])
         if op in ("add", "subtract", "multiply", "divide", "mod", "negate"):
-            return _arithmetic(op, args)
+            return _arithmetic(op, args, decimals)
         raise Unsupported(f"the operator {op}")
 
     def _subquery(self, node: SubqueryRef) -> Compiled:
@@ -428,8 +414,8 @@ def _binary(fn: Callable[..., Any], left: Compiled, right: Compiled, cast: pa.Da
     return lambda rows: fn(*_operands(left, right, rows, cast))
 
 
-def _compare(op: str, args: Sequence[Compiled]) -> Compiled:
-    common = common_decimal([a.type for a in args])
+def _compare(op: str, args: Sequence[Compiled], decimals: bool = False) -> Compiled:
+    common = common_decimal([a.type for a in args]) if decimals else None
     if common is not None:  # DECIMAL with DECIMAL or an integer: exactly, in a DECIMAL that holds both
         args = [Compiled(_cast_to(a, common), common, a.may_fail, a.subquery_rows) for a in args]
         return _compare_values(op, args)
@@ -573,7 +559,7 @@ def _like(operand: Compiled, pattern: Any) -> Compiled:
 # ---- arithmetic ------------------------------------------------------------------------------------------------
 
 
-def _arithmetic(op: str, args: Sequence[Compiled]) -> Compiled:
+def _arithmetic(op: str, args: Sequence[Compiled], decimals: bool = False) -> Compiled:
     types = [a.type for a in args]
     may_fail = any(a.may_fail for a in args)
     doubles = all(
@@ -603,7 +589,7 @@ def _arithmetic(op: str, args: Sequence[Compiled]) -> Compiled:
             )
         left, right = args
         return Compiled(_binary(getattr(pc, _DOUBLE[op]), left, right, pa.float64()), pa.float64(), may_fail)
-    decimal = _decimal_result(op, types)
+    decimal = decimal_result(op, types) if decimals else None
     if decimal is not None:
         operands = [_as_decimal(a) for a in args]
         if op == "negate":
@@ -613,54 +599,6 @@ def _arithmetic(op: str, args: Sequence[Compiled]) -> Compiled:
         fn = getattr(pc, op)
         return Compiled(lambda rows: fn(*_operands(left, right, rows)).cast(decimal), decimal, may_fail)
     raise Unsupported(f"{_WHAT.get(op, op)} of {' and '.join(map(type_name, types))}")
-
-
-# an integer operand of DECIMAL arithmetic or comparison, as Spark widens it: the DECIMAL that holds every value
-_INTEGER_DECIMALS = {
-    8: pa.decimal128(3, 0),
-    16: pa.decimal128(5, 0),
-    32: pa.decimal128(10, 0),
-    64: pa.decimal128(20, 0),
-}
-
-
-def as_decimal_type(t: pa.DataType) -> pa.DataType | None:
-    """``t`` as a DECIMAL operand: itself, an integer's widening, NULL's; None for any other type."""
-    if pa.types.is_decimal128(t):
-        return t
-    if pa.types.is_integer(t):
-        return _INTEGER_DECIMALS[t.bit_width]
-    return pa.decimal128(1, 0) if pa.types.is_null(t) else None
-
-
-def _decimal_result(op: str, types: Sequence[pa.DataType]) -> pa.DataType | None:
-    """The DECIMAL type of ``op`` over DECIMAL and integer operands, by Spark's (and Arrow's) rules: ``+``/``-``
-    scale max(s1, s2), integer digits max + 1; ``*`` precision p1 + p2 + 1, scale s1 + s2. None when an operand is
-    neither, none is a DECIMAL, or the result would pass 38 digits (where Spark reduces the scale: left to it)."""
-    if op not in ("add", "subtract", "multiply", "negate") or not any(pa.types.is_decimal128(t) for t in types):
-        return None
-    widened = [as_decimal_type(t) for t in types]
-    if any(w is None for w in widened):
-        return None
-    if op == "negate":
-        return widened[0]
-    (p1, s1), (p2, s2) = ((w.precision, w.scale) for w in widened)  # type: ignore[union-attr]
-    if op == "multiply":
-        precision, scale = p1 + p2 + 1, s1 + s2
-    else:
-        scale = max(s1, s2)
-        precision = max(p1 - s1, p2 - s2) + scale + 1
-    return pa.decimal128(precision, scale) if precision <= 38 else None
-
-
-def common_decimal(types: Sequence[pa.DataType]) -> pa.DataType | None:
-    """The DECIMAL in which DECIMAL and integer values compare exactly (None: another type, or over 38 digits)."""
-    widened = [as_decimal_type(t) for t in types]
-    if any(w is None for w in widened) or not any(pa.types.is_decimal128(t) for t in types):
-        return None
-    scale = max(w.scale for w in widened)  # type: ignore[union-attr]
-    digits = max(w.precision - w.scale for w in widened)  # type: ignore[union-attr]
-    return pa.decimal128(digits + scale, scale) if digits + scale <= 38 else None
 
 
 def _as_decimal(arg: Compiled) -> Compiled:

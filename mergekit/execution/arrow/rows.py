@@ -104,19 +104,19 @@ def compile_rows(
     """The lowered ``where`` (or None), SET ``values`` (by ``updated`` column) and ``checks`` ((violation message,
     lowered tree) over the new rows, unqualified) compiled over pages of ``columns``; ``subqueries``: their
     results (:class:`~.compiler.Lookup`) by identity of their ``SubqueryRef``. Raises Unsupported."""
-    compiler = ArrowCompiler(PageColumns(columns, outer), Features(subqueries=subqueries))
+    compiler = ArrowCompiler(PageColumns(columns, outer), Features(subqueries=subqueries, decimals=True))
     condition = compiler.compile(where) if where is not None else None
     if condition is not None and not (pa.types.is_boolean(condition.type) or pa.types.is_null(condition.type)):
         raise Unsupported(f"a WHERE clause of type {type_name(condition.type)}")
     compiled = []
     for column, tree in zip(updated, values, strict=True):
         value = compiler.compile(tree)
-        if not assignable(value.type, column.type):
+        if not assignable(value.type, column.type, decimals=True):
             raise Unsupported(
                 f"an assignment of {type_name(value.type)} to the {type_name(column.type)} column {column.name}"
             )
         compiled.append(value)
-    check_compiler = ArrowCompiler(PageColumns(columns, frozenset()))
+    check_compiler = ArrowCompiler(PageColumns(columns, frozenset()), Features(decimals=True))
     return RowProgram(
         where=condition,
         values=tuple(compiled),

@@ -76,8 +76,9 @@ def resolve_target(
         if not insert_only:
             offered = offers()
             if not (row_level and offered[row_level]):
-                if any(offered.values()):
+                if offered["DELETE"]:  # a row-level connector: what the statement needs
                     raise refuse_without_spi(row_level or "MERGE", offered) from exc
+                # (else the connector's own reason: "Table log has no primary key")
                 raise
             check_row_level_methods(meta, row_level)  # begin_delete without finish_delete: refused before it begins
         row_id = ColumnHandle(name="$row_id", type=pa.int64())
