@@ -125,6 +125,7 @@ def _table_behaviours(connector: Any, md: Any, session: Any) -> tuple[str, list[
     primary key (a connector may answer per table: sqldb changes rows by their primary key only)."""
     import pyarrow as pa
 
+    from mergekit.execution.dml.contract import overrides
     from mergekit.spi import ColumnMetadata, ConnectorTableMetadata, SchemaTableName, TableVersion
 
     if "default" not in md.list_schemas(session=session):
@@ -160,12 +161,12 @@ def _table_behaviours(connector: Any, md: Any, session: Any) -> tuple[str, list[
     merge_spi = [a for a in answers.values() if a != "INSERT only" and not a.startswith("row-level")]
     if merge_spi:
         features.append("MERGE/UPDATE/DELETE")
-    elif _overrides(md, "begin_merge"):
+    elif overrides(md, "begin_merge"):
         features.append("INSERT")
     row_level = {kind for _, handle in handles.values() for kind in _row_level_kinds(md, session, handle)}
     if row_level:
         features.append(f"row-level {'/'.join(k for k in ('DELETE', 'UPDATE') if k in row_level)}")
-    if not merge_spi and (_overrides(md, "truncate_table") or "DELETE" in row_level):
+    if not merge_spi and (overrides(md, "truncate_table") or "DELETE" in row_level):
         features.append("TRUNCATE")  # (with the merge SPI, MERGE/UPDATE/DELETE says it)
     name, handle = next(iter(handles.values()))
     try:
@@ -195,9 +196,3 @@ def _row_level_kinds(md: Any, session: Any, handle: Any) -> list[str]:
     from mergekit.execution.dml.contract import row_level_supported
 
     return [kind for kind in ("DELETE", "UPDATE") if row_level_supported(md, session, handle, kind)]
-
-
-def _overrides(md: Any, method: str) -> bool:
-    from mergekit.spi import ConnectorMetadata
-
-    return getattr(type(md), method, None) is not getattr(ConnectorMetadata, method)

@@ -98,11 +98,9 @@ def _explain_query(ctx: StatementContext, st: msql.Query, *, spark: str = "") ->
     but the constants of a SELECT without FROM (a value that fails is explained, not raised). ``spark``: why the
     statement runs the query on Spark whatever the tier would choose."""
     why = spark or "SET SESSION driver_tier = 'off'"
-    if spark:
-        pass
-    elif any(st.stream_selects):
+    if any(st.stream_selects) and not spark:
         why = "SELECT STREAM"
-    elif driver_tier_enabled(ctx.properties):
+    elif driver_tier_enabled(ctx.properties) and not spark:
         constants = driver_constants_plan(st)
         if constants is not None:
             return constants

@@ -215,7 +215,6 @@ from ._read import (
 # engine's NOT_SUPPORTED words for a statement a row-level connector cannot run (MERGE without the merge SPI, UPDATE
 # with only the row-level DELETE, INSERT without begin_merge): what an author's conformance kit expects for them.
 from ._row_level import (
-    DELETE_NEEDS_ROW_LEVEL_DELETE,
     INSERT_NEEDS_MERGE_SINK,
     MERGE_NEEDS_MERGE_SPI,
     PREDICATE_OPERATORS,
@@ -262,7 +261,6 @@ from ._views import VIEWS_MESSAGE, ConnectorViewDefinition, ViewColumn, ViewMeta
 
 __all__ = [
     # _row_level
-    "DELETE_NEEDS_ROW_LEVEL_DELETE",
     "INSERT_NEEDS_MERGE_SINK",
     "MERGE_NEEDS_MERGE_SPI",
     "PREDICATE_OPERATORS",

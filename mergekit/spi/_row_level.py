@@ -60,7 +60,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PREDICATE_OPERATORS",
-    "DELETE_NEEDS_ROW_LEVEL_DELETE",
     "INSERT_NEEDS_MERGE_SINK",
     "MERGE_NEEDS_MERGE_SPI",
     "ROW_LEVEL_DELETE_MESSAGE",
@@ -77,7 +76,7 @@ ROW_LEVEL_UPDATE_MESSAGE = "This connector does not support updating rows throug
 
 #: The engine's ``NOT_SUPPORTED`` messages for a statement a connector with only the row-level SPI cannot run (what
 #: the conformance kit's ``not_supported_messages`` name for it): a MERGE (and INSERT OVERWRITE, INSERT ... ON
-#: CONFLICT, which are planned as MERGEs), an UPDATE on a connector with only the row-level DELETE (or the reverse),
+#: CONFLICT, which are planned as MERGEs), an UPDATE on a connector with only the row-level DELETE,
 #: an INSERT on one without ``begin_merge``.
 MERGE_NEEDS_MERGE_SPI = (
     "This connector does not support MERGE: it implements only row-level DELETE and UPDATE, not the merge SPI "
@@ -86,10 +85,6 @@ MERGE_NEEDS_MERGE_SPI = (
 UPDATE_NEEDS_ROW_LEVEL_UPDATE = (
     "This connector does not support UPDATE: it implements the row-level DELETE only; implement "
     "get_update_row_id_column_handle, begin_update and finish_update (the row-level UPDATE), or the merge SPI"
-)
-DELETE_NEEDS_ROW_LEVEL_DELETE = (
-    "This connector does not support DELETE: it implements the row-level UPDATE only; implement "
-    "get_delete_row_id_column_handle, begin_delete and finish_delete (the row-level DELETE), or the merge SPI"
 )
 INSERT_NEEDS_MERGE_SINK = (
     "This connector does not support INSERT: it implements only row-level DELETE and UPDATE; INSERT needs "

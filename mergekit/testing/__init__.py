@@ -38,7 +38,6 @@ from typing import Any, ClassVar
 import pytest
 
 from mergekit.spi import (
-    DELETE_NEEDS_ROW_LEVEL_DELETE,
     INSERT_NEEDS_MERGE_SINK,
     MERGE_NEEDS_MERGE_SPI,
     UPDATE_NEEDS_ROW_LEVEL_UPDATE,
@@ -54,7 +53,6 @@ __all__ = [
     "BaseConnectorTest",
     "Behavior",
     "DEFAULT_MESSAGES",
-    "DELETE_NEEDS_ROW_LEVEL_DELETE",
     "INSERT_NEEDS_MERGE_SINK",
     "KIT_COLUMNS",
     "KitColumn",

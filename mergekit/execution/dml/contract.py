@@ -17,7 +17,6 @@ from typing import Any, TypeVar
 
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import (
-    DELETE_NEEDS_ROW_LEVEL_DELETE,
     INSERT_NEEDS_MERGE_SINK,
     MERGE_NEEDS_MERGE_SPI,
     UPDATE_NEEDS_ROW_LEVEL_UPDATE,
@@ -75,7 +74,7 @@ def row_level_supported(meta: Any, session: ConnectorSession, handle: ConnectorT
     matters; the real handle is asked for with the statement's columns)."""
     if kind == "DELETE":
         return not _not_supported(lambda: meta.get_delete_row_id_column_handle(session=session, table_handle=handle))
-    return type(meta).get_update_row_id_column_handle is not ConnectorMetadata.get_update_row_id_column_handle
+    return overrides(meta, "get_update_row_id_column_handle")
 
 
 def check_row_level_methods(meta: Any, kind: str) -> None:
@@ -93,13 +92,11 @@ def check_row_level_methods(meta: Any, kind: str) -> None:
 
 
 def refuse_without_spi(statement: str, row_level: dict[str, bool]) -> MergekitError:
-    """The ``NOT_SUPPORTED`` error of ``statement`` (MERGE, UPDATE, DELETE) on a connector that offers some of the
-    row-level SPI (``row_level``: which of DELETE and UPDATE) but not the merge SPI's row id and paradigm, when the
-    row-level SPI cannot run it: what the statement needs."""
+    """The ``NOT_SUPPORTED`` error of ``statement`` (MERGE, UPDATE) on a connector that offers the row-level
+    DELETE (``row_level``: which of DELETE and UPDATE it offers) but not the merge SPI's row id and paradigm, when
+    the row-level SPI cannot run it: what the statement needs."""
     if statement == "UPDATE" and row_level.get("DELETE"):
         return MergekitError(ErrorCode.NOT_SUPPORTED, UPDATE_NEEDS_ROW_LEVEL_UPDATE)
-    if statement == "DELETE" and row_level.get("UPDATE"):
-        return MergekitError(ErrorCode.NOT_SUPPORTED, DELETE_NEEDS_ROW_LEVEL_DELETE)
     return MergekitError(ErrorCode.NOT_SUPPORTED, MERGE_NEEDS_MERGE_SPI)
 
 
