@@ -29,37 +29,52 @@ _DAEMON_FILES = (b"/pyspark/daemon.py", b"/pyspark/serializers.py")
 
 
 class StderrFilter:
-    """Lines in, the lines to show out. A traceback is held back until its last line (the exception) tells what
-    it is; :meth:`finish` gives back what is held when the stream ends."""
+    """Lines in, the lines to show out. Tracebacks are held back until each has reached its last line (the
+    exception), which tells what they are; :meth:`finish` gives back what is held when the stream ends.
+
+    Workers that fail at once (a ``LIMIT`` stopping two tasks) print their tracebacks at once, and their lines
+    interleave (each process writes whole lines). So what is held is a run of tracebacks, counted: every
+    ``Traceback`` line opens one, every unindented line after it ends one, and when none is open the run is judged
+    as a whole: left out if every frame is the daemon's and every exception one of :data:`BENIGN_ERRORS`, shown
+    whole otherwise (a connector's traceback interleaved with the daemon's is shown with it)."""
 
     def __init__(self) -> None:
         self._held: list[bytes] = []
+        self._open = 0
 
     def feed(self, line: bytes) -> list[bytes]:
-        starts = line.startswith((_TRACEBACK, _FLUSH_FAILURE))
-        if self._held:
-            if line.startswith(b" ") or (line.startswith(_TRACEBACK) and self._held[-1].startswith(_FLUSH_FAILURE)):
-                self._held.append(line)
-                return []
-            if starts:  # another process's traceback, interleaved: show the one held, hold the new one
-                held, self._held = self._held, [line]
-                return held
-            held, self._held = [*self._held, line], []
-            return [] if _benign(held) else held
-        if starts:
-            self._held = [line]
+        if line.startswith(_TRACEBACK):
+            self._held.append(line)
+            self._open += 1
             return []
-        return [] if line.startswith(JVM_START_WARNING) else [line]
+        if line.startswith(_FLUSH_FAILURE):  # the daemon's words before a traceback of its own
+            self._held.append(line)
+            return []
+        if not self._held:
+            return [] if line.startswith(JVM_START_WARNING) else [line]
+        if not self._open:  # the daemon's flush words, and no traceback after them
+            held, self._held = [*self._held, line], []
+            return held
+        self._held.append(line)
+        if line.startswith(b" "):
+            return []
+        self._open -= 1  # an exception's line: one traceback ended
+        if self._open:
+            return []
+        held, self._held = self._held, []
+        return [] if _benign(held) else held
 
     def finish(self) -> list[bytes]:
-        held, self._held = self._held, []
+        held, self._held, self._open = self._held, [], 0
         return held
 
 
 def _benign(lines: list[bytes]) -> bool:
-    """A traceback of the worker daemon's own frames that ends in an error of a closed socket."""
-    files = [f for f in (line.strip() for line in lines) if f.startswith(b'File "')]
-    if not files or not lines[-1].startswith(BENIGN_ERRORS):
+    """Tracebacks of the worker daemon's own frames, each ending in an error of a closed socket."""
+    stripped = [line.strip() for line in lines]
+    files = [f for f in stripped if f.startswith(b'File "')]
+    ends = [line for line in lines if not line.startswith((b" ", _TRACEBACK, _FLUSH_FAILURE))]
+    if not files or not ends or not all(line.startswith(BENIGN_ERRORS) for line in ends):
         return False
     return all(any(name in f for name in _DAEMON_FILES) for f in files)
 

@@ -73,5 +73,28 @@ def test_every_other_traceback_is_shown_whole():
 def test_a_traceback_cut_short_is_shown_as_far_as_it_came():
     cut = BROKEN_PIPE.splitlines(keepends=True)[:2]
     assert shown(*cut) == "".join(cut)  # the stream ended inside it
-    # another process's traceback began inside it (their lines interleaved): the first is shown, the second judged
-    assert shown(*cut, BROKEN_PIPE) == "".join(cut)
+    # another process's traceback began inside it and ended, this one never did: both are shown
+    assert shown(*cut, BROKEN_PIPE) == "".join(cut) + BROKEN_PIPE
+    assert shown(FLUSH_FAILURE.splitlines(keepends=True)[0], "a log line\n") == (
+        FLUSH_FAILURE.splitlines(keepends=True)[0] + "a log line\n"
+    )
+
+
+def interleaved(*tracebacks: str) -> str:
+    """The lines of tracebacks that processes printed at once, one line of each in turn."""
+    lines = [t.splitlines(keepends=True) for t in tracebacks]
+    return "".join(line for group in zip(*lines, strict=False) for line in group) + "".join(
+        line for t in lines for line in t[min(map(len, lines)) :]
+    )
+
+
+def test_tracebacks_printed_at_once_by_two_workers_are_judged_together():
+    # two tasks stopped by a LIMIT on two cores: the workers' broken pipes, line by line in turn (issue 28, row 14:
+    # the first one's header and the second one's last line were shown)
+    assert shown(interleaved(BROKEN_PIPE, BROKEN_PIPE)) == ""
+    assert shown(interleaved(BROKEN_PIPE, EOF_AT_START)) == ""
+    log = "26/11/28 10:00:01 WARN TaskSetManager: Lost task 0.0\n"
+    assert shown(log, interleaved(EOF_AT_START, BROKEN_PIPE), log) == log * 2
+    # a connector's traceback among them: everything held is shown, nothing of it lost
+    mixed = interleaved(BROKEN_PIPE, CONNECTOR_ERROR)
+    assert shown(mixed) == mixed
