@@ -261,7 +261,7 @@ class JournalMergeSink(ConnectorMergeSink):
                 self._schema,
                 use_dictionary=dictionary_columns(self._schema, [self._spec.physical(k) for k in self._spec.key]),
             )
-        self._writer.write_table(table, row_group_size=max(table.num_rows, 1))
+        self._writer.write_table(table, row_group_size=ROW_GROUP_ROWS)  # a page of a million rows too (insert_arrow)
         self._row_count += table.num_rows
         first_key = self._spec.physical(self._spec.key[0])  # the file's name of the first key column
         self._key_range = _widen(*self._key_range, *_min_max(table.column(first_key)))

@@ -1,0 +1,140 @@
+"""Decoded row groups of the journal's data files, kept in memory for key lookups: the journal's buffer pool.
+
+A lookup of a few keys (a MERGE's index lookup, ``WHERE id = 42``) reads the row groups whose key statistics may
+hold them, and Parquet decodes a row group's column chunks whole: 128k rows to find one (``ROW_GROUP_ROWS``). A
+10-row upsert into a 10M-row table spent three quarters of its time there, decoding the same row groups again
+statement after statement. So the lookups of this process keep what they decoded: each column of each row group
+they read, and each file's footer, up to :data:`CAPACITY_BYTES` in all (least recently used first out). DuckDB's
+buffer pool and PostgreSQL's shared buffers do the same for their pages. On the bench's 10M-row table a 10-row
+upsert took 151-188 ms without it, 108-114 ms with 256 MiB (62% of the lookups found their row group) and 44.5 ms
+with room for all of the table's row groups (515 MiB: 95%).
+
+A data file never changes once written (every file's name is new), but an entry is keyed by the file's size and
+modification time as well as its path, so a file replaced under the same name is read again. Full scans (a
+query's read of the table, compaction) do not go through the cache: they would only push the lookups' row groups
+out. Only the engine's own process keeps one (the driver tier's lookups, point queries): a Spark task's lookups
+read their share of a large source's keys once, and a cache in every Python worker would multiply the memory for
+little. ``MERGEKIT_JOURNAL_LOOKUP_CACHE_MB`` sets the capacity (``0`` turns the cache off).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+__all__ = ["CAPACITY_BYTES", "LookupCache", "cache", "read_row_groups"]
+
+#: 512 MiB: the row groups of the bench's 10M rows of five columns (docs/performance.md, "Small commits").
+CAPACITY_BYTES = int(float(os.environ.get("MERGEKIT_JOURNAL_LOOKUP_CACHE_MB", "512")) * 1024 * 1024)
+# What a footer is counted as (its Thrift metadata and Arrow schema: a few kB for the journal's files).
+_FOOTER_BYTES = 16 * 1024
+
+
+class LookupCache:
+    """Least recently used first out, up to ``capacity`` bytes; safe to share between threads."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._entries: OrderedDict[tuple[Any, ...], tuple[Any, int]] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def get(self, key: tuple[Any, ...]) -> Any | None:
+        with self._lock:
+            found = self._entries.get(key)
+            if found is None:
+                self.misses += 1
+                return None
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return found[0]
+
+    def put(self, key: tuple[Any, ...], value: Any, nbytes: int) -> None:
+        if nbytes > self.capacity:
+            return
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._size -= old[1]
+            self._entries[key] = (value, nbytes)
+            self._size += nbytes
+            while self._size > self.capacity:
+                _, (_, evicted) = self._entries.popitem(last=False)
+                self._size -= evicted
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._size = 0
+
+
+cache = LookupCache(CAPACITY_BYTES)
+
+
+def read_row_groups(
+    fs: pafs.FileSystem,
+    path: str,
+    columns: Sequence[str],
+    choose_groups: Any,
+    *,
+    threads: bool,
+) -> tuple[pa.Table, set[str]]:
+    """``columns`` (those the file has) of the row groups ``choose_groups(metadata)`` picks of the file at
+    ``path``, and the names of the file's columns. Through :data:`cache` unless its capacity is 0 or this is a
+    Spark worker (PySpark's worker module is loaded in its Python workers only)."""
+    if cache.capacity <= 0 or "pyspark.worker" in sys.modules:
+        pf = pq.ParquetFile(fs.open_input_file(path))
+        present = set(pf.schema_arrow.names)
+        wanted = [c for c in columns if c in present]
+        groups = choose_groups(pf)
+        if len(groups) == pf.metadata.num_row_groups:
+            return pf.read(columns=wanted, use_threads=threads), present
+        return pf.read_row_groups(groups, columns=wanted, use_threads=threads), present
+    info = fs.get_file_info(path)
+    stamp = (path, info.size, info.mtime_ns)
+    footer = cache.get(("footer", *stamp))
+    pf = None
+    if footer is None:
+        pf = pq.ParquetFile(fs.open_input_file(path))
+        footer = (pf.metadata, pf.schema_arrow)
+        cache.put(("footer", *stamp), footer, _FOOTER_BYTES)
+    metadata, schema = footer
+    present = set(schema.names)
+    wanted = [c for c in columns if c in present]
+    parts = []
+    for group in choose_groups(_Footer(metadata)):
+        found = {c: cache.get(("column", *stamp, group, c)) for c in wanted}
+        missing = [c for c in wanted if found[c] is None]
+        if missing:
+            if pf is None:
+                pf = pq.ParquetFile(fs.open_input_file(path), metadata=metadata)
+            read = pf.read_row_group(group, columns=missing, use_threads=threads)
+            for c in missing:
+                column = read.column(c).combine_chunks()
+                found[c] = column
+                cache.put(("column", *stamp, group, c), column, column.nbytes)
+        parts.append(pa.table({c: found[c] for c in wanted}, schema=pa.schema([schema.field(c) for c in wanted])))
+    if not parts:
+        return pa.schema([schema.field(c) for c in wanted]).empty_table(), present
+    return pa.concat_tables(parts), present
+
+
+class _Footer:
+    """What ``choose_groups`` reads of a ParquetFile, from a cached footer."""
+
+    def __init__(self, metadata: pq.FileMetaData) -> None:
+        self.metadata = metadata

@@ -1,0 +1,113 @@
+"""The journal's lookup cache (mergekit_journal/_lookup_cache.py): the row groups a key lookup decoded are kept in
+memory, so the next statement's lookups of keys in them decode nothing. What a user must see: the same rows as
+without it, through upserts that supersede cached rows, automatic compactions that replace the files, and a file
+replaced under the same name."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+import pytest
+from mergekit_journal import _lookup_cache
+from mergekit_journal._lookup_cache import LookupCache, read_row_groups
+from mergekit_journal._storage import ROW_GROUP_ROWS
+
+from mergekit import Engine
+
+pytestmark = pytest.mark.spark
+
+ROWS = 2 * ROW_GROUP_ROWS + 1000  # three row groups in the loaded file
+
+
+def _engine(spark, path) -> Engine:
+    return Engine(
+        spark=spark,
+        catalogs={"lake": {"connector": "journal", "warehouse": str(path), "version_type": "bigint"}},
+        default_catalog="lake",
+    )
+
+
+@pytest.mark.parametrize("capacity", [256 * 2**20, 0], ids=["cached", "uncached"])
+def test_upserts_and_point_reads_through_the_cache_see_every_commit(spark, tmp_path, monkeypatch, capacity):
+    monkeypatch.setattr(_lookup_cache, "cache", LookupCache(capacity))
+    engine = _engine(spark, tmp_path)
+    engine.execute("CREATE TABLE t (id BIGINT NOT NULL, n BIGINT, name VARCHAR, PRIMARY KEY (id))")
+    ids = np.arange(ROWS, dtype=np.int64)
+    engine.insert_arrow(
+        "t",
+        pa.table(
+            {
+                "id": ids,
+                "n": ids * 10,
+                "name": pc.binary_join_element_wise("r", pc.cast(pa.array(ids), pa.string()), ""),
+            }
+        ),
+    )
+    model = {int(i): (int(i) * 10, f"r{i}") for i in ids}
+    rng = random.Random(29)
+    hot = [rng.randrange(ROWS) for _ in range(6)]  # keys looked up again and again: their row groups stay cached
+    next_id = ROWS
+    for step in range(60):
+        keys = rng.sample(hot, 3) + [rng.randrange(ROWS), next_id]
+        next_id += 1
+        values = ", ".join(f"({k}, {step}, 'v{step}')" for k in keys)
+        result = engine.execute(
+            f"MERGE INTO t USING (VALUES {values}) AS s(id, d, tag) ON t.id = s.id "
+            "WHEN MATCHED THEN UPDATE SET n = t.n + s.d, name = s.tag "
+            "WHEN NOT MATCHED THEN INSERT (id, n, name) VALUES (s.id, s.d, 'new')"
+        )
+        assert (result.metrics["strategy"], result.metrics["tier"]) == ("index_lookup", "driver")
+        for k in keys:
+            n, name = model.get(k, (None, None))
+            model[k] = (step, "new") if n is None else (n + step, f"v{step}")
+        probe = rng.choice(keys)
+        assert engine.execute(f"SELECT n, name FROM t WHERE id = {probe}").rows() == [model[probe]]
+    # a DELETE of a cached key, and the whole table at the end
+    engine.execute(f"DELETE FROM t WHERE id = {hot[0]}")
+    del model[hot[0]]
+    assert engine.execute(f"SELECT count(*) FROM t WHERE id = {hot[0]}").rows() == [(0,)]
+    got = engine.execute("SELECT id, n, name FROM t").to_arrow()
+    assert (
+        dict(zip(got["id"].to_pylist(), zip(got["n"].to_pylist(), got["name"].to_pylist(), strict=True), strict=True))
+        == model
+    )
+    cache = _lookup_cache.cache
+    if capacity:
+        assert cache.hits > cache.misses > 0  # the hot keys' row groups were decoded once, not every statement
+        assert 0 < cache.size <= capacity
+    else:
+        assert cache.hits == cache.misses == 0
+
+
+def test_a_file_replaced_under_the_same_name_is_read_again(tmp_path, monkeypatch):
+    monkeypatch.setattr(_lookup_cache, "cache", LookupCache(2**20))
+    fs, path = pafs.LocalFileSystem(), str(tmp_path / "f.parquet")
+
+    def first_group(pf):
+        return [0]
+
+    pq.write_table(pa.table({"k": [1, 2, 3]}), path)
+    assert read_row_groups(fs, path, ["k", "absent"], first_group, threads=False)[0]["k"].to_pylist() == [1, 2, 3]
+    assert read_row_groups(fs, path, ["k"], first_group, threads=False)[0]["k"].to_pylist() == [1, 2, 3]
+    assert _lookup_cache.cache.hits == 2  # the footer and the column
+    pq.write_table(pa.table({"k": [7, 8, 9, 10]}), path)
+    table, present = read_row_groups(fs, path, ["k"], first_group, threads=False)
+    assert table["k"].to_pylist() == [7, 8, 9, 10] and present == {"k"}
+
+
+def test_the_cache_keeps_the_most_recently_used_within_its_capacity():
+    cache = LookupCache(100)
+    for i in range(5):
+        cache.put((i,), f"v{i}", 30)
+    assert cache.size == 90
+    assert [cache.get((i,)) for i in range(5)] == [None, None, "v2", "v3", "v4"]
+    cache.get((2,))
+    cache.put((5,), "v5", 30)  # 3 was used least recently
+    assert cache.get((3,)) is None and cache.get((2,)) == "v2"
+    cache.put((6,), "too large", 101)
+    assert cache.get((6,)) is None and cache.size <= 100
