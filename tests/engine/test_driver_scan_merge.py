@@ -78,6 +78,15 @@ CASES = [
     ("MERGE INTO {t} AS t USING {s} AS s ON t.id = s.id AND t.n > 3 WHEN MATCHED THEN DELETE", "spark"),
     ("MERGE INTO {t} AS t USING {s} AS s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = upper(s.v)", "spark"),
     ("MERGE INTO {t} AS t USING {s} AS s ON t.id = s.id WHEN NOT MATCHED BY SOURCE THEN DELETE", "spark"),
+    # concatenation of strings in Arrow (NULL when an operand is); of anything else, Spark's to refuse
+    ("UPDATE {t} SET v = v || '!' || v WHERE id < 4", "driver"),
+    (
+        "MERGE INTO {t} AS t USING {s} AS s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = concat(t.v, '/', s.v) "
+        "WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v || NULL, 1)",
+        "driver",
+    ),
+    ("UPDATE {t} SET v = NULL || v WHERE v || 'x' = 'v3x'", "driver"),
+    ("UPDATE {t} SET v = v || n WHERE id = 3", "spark"),  # TYPE_MISMATCH on both
 ]
 
 

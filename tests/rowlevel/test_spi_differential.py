@@ -191,7 +191,7 @@ def _assignment(rng: random.Random) -> str:
         [
             f"k = k + {n}",
             f"k = {rng.choice([str(n), 'NULL', 'id % 5', 'k * 2'])}",
-            f"name = {rng.choice([repr('z'), 'NULL', 'name'])}",
+            "name = " + rng.choice([repr("z"), "NULL", "name", "name || 'z'", "concat(name, '-', name)", "name || k"]),
             f"price = price * {rng.choice(['1.5', '2', '0.5', '-1'])}",
             f"price = {rng.choice(['price / 2', 'price / 0', 'k', 'amount * 2', '-price'])}",
             f"amount = amount * {rng.choice(['1.5', '1.005', '2', '-1', '100000000'])}",

@@ -17,7 +17,6 @@ import functools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
@@ -176,11 +175,14 @@ class KeyFilter:
         every row and a filter); any other through :meth:`mask`."""
         if not self.exclude and pa.types.is_integer(column.type) and pa.types.is_integer(self.values.type):
             if not column.null_count and not self.values.null_count:
-                found = column.to_numpy()
-                if len(found) < 2 or bool(np.all(found[1:] >= found[:-1])):
+                found = column.to_numpy()  # (NumPy arrays, through pyarrow: the connector imports only pyarrow)
+                if len(found) < 2 or bool((found[1:] >= found[:-1]).all()):
                     wanted = self._within(column).to_numpy()
-                    if len(wanted) < 2 or bool(np.all(wanted[1:] >= wanted[:-1])):
-                        return table.take(pa.array(_positions(found, wanted)))
+                    if len(wanted) < 2 or bool((wanted[1:] >= wanted[:-1]).all()):
+                        low = found.searchsorted(wanted, "left")
+                        counts = found.searchsorted(wanted, "right") - low
+                        if counts.max(initial=0) <= 1:  # (versions of one key in a file: the mask below)
+                            return table.take(pa.array(low[counts > 0]))
         return table.filter(self.mask(column))
 
     def mask(self, column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
@@ -189,17 +191,6 @@ class KeyFilter:
             values = values.cast(column.type)
         found = pc.is_in(column, value_set=values)
         return pc.invert(found) if self.exclude else found
-
-
-def _positions(found: np.ndarray, wanted: np.ndarray) -> np.ndarray:
-    """The positions in ascending ``found`` that hold a value of ascending ``wanted``, in ascending order."""
-    low = np.searchsorted(found, wanted, "left")
-    counts = np.searchsorted(found, wanted, "right") - low
-    low, counts = low[counts > 0], counts[counts > 0]
-    if not len(counts) or counts.max() == 1:
-        return low.astype(np.int64)
-    starts = np.repeat(low - (np.cumsum(counts) - counts), counts)  # each run: low, low + 1, ...
-    return (np.arange(int(counts.sum()), dtype=np.int64) + starts).astype(np.int64)
 
 
 def read_versioned(

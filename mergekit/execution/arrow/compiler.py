@@ -357,6 +357,8 @@ class ArrowCompiler:
             return _like(args[0], trees[1])
         if op in ("add", "subtract", "multiply", "divide", "mod", "negate"):
             return _arithmetic(op, args, decimals)
+        if op == "concat":
+            return _concat(args)
         raise Unsupported(f"the operator {op}")
 
     def _subquery(self, node: SubqueryRef) -> Compiled:
@@ -554,6 +556,20 @@ def _like(operand: Compiled, pattern: Any) -> Compiled:
         return pc.match_like(column_of(operand.fn(rows), rows.num_rows, pa.string()), text)
 
     return Compiled(run, pa.bool_(), operand.may_fail)
+
+
+def _concat(args: Sequence[Compiled]) -> Compiled:
+    """``a || b``, ``concat(a, b, ...)`` of strings (NULL when any is, in Trino and Spark); other operands are
+    Spark's to refuse in Trino's words."""
+    if any(value_family(a.type) not in ("string", "null") for a in args):
+        raise Unsupported(f"a concatenation of {', '.join(type_name(a.type) for a in args)}")
+
+    def run(rows: Any) -> Any:
+        n = rows.num_rows
+        parts = [column_of(a.fn(rows), n, pa.string()) for a in args]
+        return pc.binary_join_element_wise(*parts, pa.scalar("", pa.string()), null_handling="emit_null")
+
+    return Compiled(run, pa.string(), any(a.may_fail for a in args))
 
 
 # ---- arithmetic ------------------------------------------------------------------------------------------------

@@ -67,7 +67,7 @@ class Const:
 @attrs.frozen
 class Apply:
     """An operator: ``eq ne lt le gt ge is_distinct is_not_distinct and or not is_null is_not_null add subtract
-    multiply negate`` (``BETWEEN`` lowers to ``ge`` AND ``le``)."""
+    multiply negate concat`` (``BETWEEN`` lowers to ``ge`` AND ``le``; ``concat`` is ``||`` and ``concat(...)``)."""
 
     op: str
     args: tuple[Lowered, ...]
@@ -91,6 +91,7 @@ BINARY_FUNCTIONS: dict[type[exp.Expression], str] = {
     exp.Div: "divide",  # (the evaluators compute DOUBLE division; integer and DECIMAL division are Spark's)
     exp.NullSafeNEQ: "is_distinct",  # IS DISTINCT FROM
     exp.NullSafeEQ: "is_not_distinct",  # IS NOT DISTINCT FROM
+    exp.DPipe: "concat",  # a || b (of strings only: the evaluators refuse other operands)
 }
 
 
@@ -163,6 +164,11 @@ def lower(node: exp.Expression) -> Lowered | None:
             return None
         x, low, high = items
         return Apply("and", (Apply("ge", (x, low)), Apply("le", (x, high))))  # type: ignore[arg-type]
+    if isinstance(node, exp.DPipe | exp.Concat) and (node.args.get("safe") or node.args.get("coalesce")):
+        return None  # (other dialects' forms: NULL as an empty string)
+    if isinstance(node, exp.Concat) and len(node.expressions) >= 2:
+        parts = [lower(e) for e in node.expressions]  # concat(a, b, ...), Trino's variadic form of ||
+        return None if any(p is None for p in parts) else Apply("concat", tuple(parts))  # type: ignore[arg-type]
     op = BINARY_FUNCTIONS.get(type(node))
     if op is None:
         return None
