@@ -125,7 +125,15 @@ class _Mergekit:
             self.engine.close()
         _copy_warehouse(os.path.join(self.args.base, "warehouse"), self.run_wh)
         self.engine = Engine(spark=self.spark, catalogs={"lake": _catalog(self.args.system, self.run_wh)})
-        self.engine.register_dataframe("s", self.spark.read.parquet(self.paths["S"]))
+        # a source the driver tier takes (a CDC batch, an API write) is what such a caller has: Arrow rows, read
+        # from the Parquet file inside the timed run as DuckDB reads it; a larger one a DataFrame of the files
+        import pyarrow.dataset as ds
+
+        from mergekit.planner import cost
+
+        self.arrow_source = ds.dataset(self.paths["S"]).count_rows() <= cost.DRIVER_LOOKUP_MAX_KEYS
+        if not self.arrow_source:
+            self.engine.register_dataframe("s", self.spark.read.parquet(self.paths["S"]))
 
     def run(self, profile: bool) -> dict[str, Any]:
         import mergekit.execution.dml.run as engine_mod
@@ -151,6 +159,10 @@ class _Mergekit:
             timer.wrap(target_mod, "scan_table", "scan_table (driver: plan splits)")
         try:
             t0 = time.perf_counter()
+            if self.arrow_source:
+                import pyarrow.parquet as pq
+
+                self.engine.register_arrow("s", pq.read_table(self.paths["S"]))
             res = self.engine.execute(MERGE_SQL)
             elapsed = time.perf_counter() - t0
         finally:

@@ -300,6 +300,16 @@ class Engine:
     def unregister_dataframe(self, name: str) -> None:
         self._runner.unregister_dataframe(name)
 
+    def register_arrow(self, name: str, data: pa.Table | pa.RecordBatch) -> None:
+        """Make an Arrow table (or record batch) readable by name in statements, as ``register_dataframe`` does
+        a DataFrame: the source of a CDC batch or an API write, ``MERGE INTO t USING name AS s ...``. A statement
+        the driver tier runs reads it as it is, with no Spark job (docs/architecture.md, "The driver tier"); one on
+        the Spark tier reads it as a DataFrame made of it once. A timestamp column with a zone is that zone's wall
+        clock, one without is the caller's session's (as ``insert_arrow`` reads them). ``unregister_dataframe``
+        drops it."""
+        arrow = check_arrow(data, "register_arrow")
+        self._runner.register(name, UserFrame(None, arrow_zones(arrow.schema), arrow=arrow))
+
 
 class MergeBuilder:
     """``engine.merge_into("t", source=df, on="t.id = s.id").when_matched_update({...}).execute()``.

@@ -125,7 +125,9 @@ class StatementContext:
             df_name = ".".join(ref.name.parts)
             if df_name in self.dataframes and ref.version is None:
                 frame = self.dataframes[df_name]  # the caller's: read as the caller's session shows it (user_frames)
-                self.views[ref] = self.new_view(in_callers_zone(self.spark, frame.df, self.user_zone), "df")
+                self.views[ref] = self.new_view(
+                    in_callers_zone(self.spark, frame.dataframe(self.spark), self.user_zone), "df"
+                )
                 self.schema[self.views[ref]] = frame_schema(frame, self.user_zone)
                 continue
             changes = (ref.changes_from, ref.changes_to) if ref.changes_from is not None else None

@@ -22,12 +22,13 @@ import re
 from collections.abc import Mapping
 
 import attrs
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from mergekit.sql import zoned_type_text
 
-from .types import trino_name
+from .types import spark_schema, trino_name
 
 __all__ = ["UserFrame", "frame_schema", "in_callers_zone"]
 
@@ -38,19 +39,39 @@ _READS_ZONE_WHEN_RUN = re.compile(
 )
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class UserFrame:
-    """A DataFrame registered by name, and the zone of each timestamp column whose zone is not the caller's
-    session's (``insert_arrow``: the zone of the Arrow column)."""
+    """A DataFrame registered by name (or an Arrow table: ``register_arrow``), and the zone of each timestamp
+    column whose zone is not the caller's session's (an Arrow column's: ``arrow_zones``).
 
-    df: DataFrame
+    An Arrow table becomes a DataFrame only when a statement on the Spark tier reads it (:meth:`dataframe`, once);
+    the driver tier reads :attr:`arrow` as it is."""
+
+    df: DataFrame | None
     zones: Mapping[str, str | None] = attrs.field(factory=dict)
+    arrow: pa.Table | None = None
+    _made: list[DataFrame] = attrs.field(factory=list, init=False, repr=False)
+
+    def dataframe(self, spark: SparkSession) -> DataFrame:
+        if self.df is not None:
+            return self.df
+        if not self._made:
+            assert self.arrow is not None
+            self._made.append(spark.createDataFrame(self.arrow, schema=spark_schema(self.arrow.schema)))
+        return self._made[0]
+
+    @property
+    def spark_fields(self) -> list[T.StructField]:
+        if self.df is not None:
+            return list(self.df.schema.fields)
+        assert self.arrow is not None
+        return list(spark_schema(self.arrow.schema).fields)
 
 
 def frame_schema(frame: UserFrame, user_zone: str | None) -> dict[str, str]:
     """Trino type text of each column of the frame, timestamps with the zone their values are in."""
     out = {}
-    for f in frame.df.schema.fields:
+    for f in frame.spark_fields:
         text = trino_name(f.dataType)
         if isinstance(f.dataType, T.TimestampType | T.TimestampNTZType):
             text = zoned_type_text(text, frame.zones.get(f.name, user_zone))

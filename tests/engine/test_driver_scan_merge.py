@@ -7,8 +7,10 @@ not compare) runs on Spark with the same result."""
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 
+import pyarrow as pa
 import pytest
 
 from mergekit import Engine
@@ -23,6 +25,13 @@ TARGET = "CREATE TABLE {t} (id integer, v varchar, n integer NOT NULL)"
 SOURCE = "CREATE TABLE {s} (id integer, v varchar, n integer)"
 TARGET_ROWS = "INSERT INTO {t} VALUES " + ", ".join(f"({i}, 'v{i}', {i})" for i in range(1, 11))
 SOURCE_ROWS = "INSERT INTO {s} VALUES (2, 'x', 20), (5, 'y', 50), (11, 'z', 110), (NULL, 'w', 0)"
+ARROW_SOURCE = pa.table(
+    {
+        "id": pa.array([2, 5, 11, None], pa.int32()),
+        "v": ["x", "y", "z", "w"],
+        "n": pa.array([20, 50, 110, 0], pa.int32()),
+    }
+)
 
 # (statement over target {t} and source table {s}, the tier it takes when the driver tier is on)
 CASES = [
@@ -78,7 +87,7 @@ CASES = [
     ("MERGE INTO {t} AS t USING {s} AS s ON t.id = s.id AND t.n > 3 WHEN MATCHED THEN DELETE", "spark"),
     ("MERGE INTO {t} AS t USING {s} AS s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = upper(s.v)", "spark"),
     ("MERGE INTO {t} AS t USING {s} AS s ON t.id = s.id WHEN NOT MATCHED BY SOURCE THEN DELETE", "spark"),
-    # concatenation of strings in Arrow (NULL when an operand is); of anything else, Spark's to refuse
+    # concatenation in Arrow (NULL when an operand is); of a double or timestamp, Spark's
     ("UPDATE {t} SET v = v || '!' || v WHERE id < 4", "driver"),
     (
         "MERGE INTO {t} AS t USING {s} AS s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = concat(t.v, '/', s.v) "
@@ -86,7 +95,8 @@ CASES = [
         "driver",
     ),
     ("UPDATE {t} SET v = NULL || v WHERE v || 'x' = 'v3x'", "driver"),
-    ("UPDATE {t} SET v = v || n WHERE id = 3", "spark"),  # TYPE_MISMATCH on both
+    ("UPDATE {t} SET v = v || n WHERE id = 3", "driver"),  # n as CAST(n AS VARCHAR) prints it (an extension)
+    ("UPDATE {t} SET v = v || (n * 1.5E0) WHERE id = 3", "spark"),  # a double: Trino's 4.5E0, by Spark
 ]
 
 
@@ -110,8 +120,11 @@ def _outcome(engine: Engine, sql: str, tier: str, target: str, source: str) -> t
     t, s = f"{target}{n}", f"{source}{n}"
     engine.execute(TARGET.format(t=t))
     engine.execute(TARGET_ROWS.format(t=t))
-    engine.execute(SOURCE.format(s=s))
-    engine.execute(SOURCE_ROWS.format(s=s))
+    if source == "arrow":  # the caller's Arrow table (register_arrow), the rows of SOURCE_ROWS
+        engine.register_arrow(s, ARROW_SOURCE)
+    else:
+        engine.execute(SOURCE.format(s=s))
+        engine.execute(SOURCE_ROWS.format(s=s))
     engine.execute(f"SET SESSION driver_tier = '{tier}'")
     short = {t: "{t}", s: "{s}", t.split(".")[-1]: "{t}", s.split(".")[-1]: "{s}"}
     try:
@@ -135,6 +148,7 @@ def _outcome(engine: Engine, sql: str, tier: str, target: str, source: str) -> t
         ("other.default.t", "lake.default.s"),  # CHANGE_ONLY_UPDATED_COLUMNS
         ("lake.default.t", "j.default.s"),  # a journal table as the source (its small files read by the driver)
         ("db.main.t", "lake.default.s"),  # sqldb without a primary key: read whole through its page sources
+        ("lake.default.t", "arrow"),  # the caller's Arrow table (register_arrow): no DataFrame on the driver tier
     ],
 )
 def test_a_merge_without_an_index_or_from_a_table_agrees_on_both_tiers(spark, tmp_path, target, source) -> None:
@@ -172,6 +186,51 @@ def test_a_journal_target_with_a_table_source_is_looked_up_on_the_driver(spark, 
         assert "the connector's index on id" in engine.execute("EXPLAIN " + merge).rows()[0][0]
         assert sorted(engine.execute("SELECT * FROM j.default.p").rows()) == [(1, "a"), (2, "B"), (3, "C")]
     finally:
+        engine.close()
+
+
+def test_an_arrow_source_merges_into_a_journal_table_without_spark_and_as_spark_would(spark, tmp_path) -> None:
+    """``register_arrow``: a CDC batch of Arrow rows MERGEd by the journal's index on the driver, no Spark job; a
+    column the driver does not compare (a timestamp) or a large string has Spark read the source (a DataFrame made
+    of the table), which means the same rows, in a caller's session of another zone too."""
+    engine = Engine(spark=spark, catalogs=_catalogs(tmp_path))
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    try:
+        engine.execute("CREATE TABLE j.default.q (id bigint, v varchar, at timestamp(6), PRIMARY KEY (id))")
+        engine.execute("INSERT INTO j.default.q VALUES (1, 'a', NULL), (2, 'b', NULL)")
+        engine.register_arrow("batch", pa.table({"id": pa.array([2, 3], pa.int64()), "v": ["B", "C"]}))
+        merge = (
+            "MERGE INTO j.default.q t USING batch s ON t.id = s.id "
+            "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT (id, v) VALUES (s.id, s.v)"
+        )
+        with spark_jobs(spark) as jobs:
+            result = engine.execute(merge)
+        assert (result.row_count, result.metrics["tier"], jobs) == (2, "driver", [])
+        spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+        stamped = pa.table(
+            {
+                "id": pa.array([1, 3], pa.int64()),
+                "v": pa.array(["A", "c"], pa.large_string()),
+                "at": pa.array([dt.datetime(2024, 1, 2, 3, 4, 5), None], pa.timestamp("us")),
+            }
+        )
+        engine.register_arrow("batch", stamped)  # (registered again: replaces the first)
+        with spark_jobs(spark) as jobs:
+            result = engine.execute(
+                "MERGE INTO j.default.q t USING batch s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v, at = s.at"
+            )
+        assert result.row_count == 2 and jobs  # (the source collected by Spark, then looked up on the driver)
+        rows = sorted(engine.execute("SELECT id, v, CAST(at AS varchar) FROM j.default.q").rows())
+        assert rows == [(1, "A", "2024-01-02 03:04:05.000000"), (2, "B", None), (3, "c", None)]
+        engine.unregister_dataframe("batch")
+        with pytest.raises(MergekitError) as err:
+            engine.execute(merge)
+        assert err.value.code.name == "TABLE_NOT_FOUND"
+        with pytest.raises(MergekitError) as err:
+            engine.register_arrow("batch", {"id": [1]})  # type: ignore[arg-type]
+        assert str(err.value) == "[INVALID_ARGUMENTS] register_arrow takes a pyarrow Table or RecordBatch, not dict"
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
         engine.close()
 
 

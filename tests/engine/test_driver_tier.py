@@ -293,7 +293,7 @@ MERGES = [
     ),
     (
         "MERGE INTO {t} AS t USING (VALUES (9, 'r')) s(id, v) ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v || 'x'",
-        "spark",
+        "driver",
     ),
     (
         "MERGE INTO {t} AS t USING (VALUES (6, NULL)) s(id, n) ON t.id = s.id WHEN MATCHED THEN UPDATE SET n = s.n",
@@ -487,7 +487,8 @@ KEYED_DML = [
     ("UPDATE {t} SET n = 1 WHERE v = 'v3'", "scan"),
     ("UPDATE {t} SET n = n + 100 WHERE v IN ('v3', 'v4', 'v9') AND n > 3", "scan"),
     ("UPDATE {t} SET n = 1 WHERE id = 2147483648", "spark"),  # 2147483648: its negation is an INTEGER
-    ("UPDATE {t} AS x SET v = x.v || 'y' WHERE x.id = 3", "spark"),
+    ("UPDATE {t} AS x SET v = x.v || 'y' WHERE x.id = 3", "driver"),
+    ("UPDATE {t} AS x SET v = x.v || x.n WHERE x.id = 3", "driver"),  # the integer as CAST(n AS VARCHAR) prints it
     ("DELETE FROM {t} WHERE id = NULL", "spark"),
     ("DELETE FROM {t} WHERE id IN (NULL, 3)", "spark"),
 ]
@@ -627,7 +628,9 @@ CONSTANT_SELECTS = [
     ("SELECT DATE '2020-01-01' AS d, DATE '2020-01-02' - DATE '2020-01-01' AS n, NULL IS NULL, 1 + NULL", "driver"),
     ("SELECT 2147483647 + 1", "error"),
     ("SELECT DATE '9999-12-31' + 1", "error"),
-    ("SELECT 'a' || 'b'", "spark"),
+    ("SELECT 'a' || 'b', concat('a', NULL, 'c')", "driver"),
+    ("SELECT 'a' || 1, 2 || 0.50 || DATE '2024-02-29' || true", "driver"),
+    ("SELECT 'a' || 1.5E0", "spark"),  # (Trino's CAST of a double: 1.5E0)
     ("SELECT 1.5", "driver"),
     ("SELECT 1.5E0, -0.05, 2.5E0 * 2 - 0.25", "driver"),
     ("SELECT DOUBLE '2'", "spark"),
@@ -656,6 +659,10 @@ def test_a_select_of_constants_agrees_on_both_tiers(spark) -> None:
             assert driver[1:] == spark_tier[1:], sql
             assert (driver[0], spark_tier[0]) == (tier, "spark" if tier != "error" else "error"), sql
         assert engine.execute("SELECT 1, 'x' AS s").rows() == [(1, "x")]
+        concatenated = (
+            "SELECT 'a' || 1, 2 || DECIMAL '0.50' || DATE '2024-02-29' || true, 'a' || 1.5E0, concat('b', -7)"
+        )
+        assert engine.execute(concatenated).rows() == [("a1", "20.502024-02-29true", "a1.5E0", "b-7")]
     finally:
         engine.close()
 

@@ -180,7 +180,6 @@ CASES = [
     ("SELECT * FROM t WHERE id == 1", SYNTAX, "line 1:26: mismatched input '=='. Expecting: '=' (SQL compares with a single =)"),
     # a new user's trial (issue 26): a function called with too few or too many arguments, in the name written
     ("SELECT substr('abc')", ErrorCode.FUNCTION_NOT_FOUND, "Unexpected parameters (varchar(3)) for function substr. Expected: substr(string, start[, length])"),
-    ("SELECT 'a' || 1", MISMATCH, "Unexpected parameters (varchar(1), integer) for function concat. Expected: concat(varchar), concat(array(E))"),  # Spark would give 'a1'
     ("SELECT mod(v, 1, 2) FROM t", ErrorCode.FUNCTION_NOT_FOUND, "Unexpected parameters (integer, integer, integer) for function mod. Expected: mod(n, m)"),
     # ... an ORDER BY or GROUP BY position outside the select list (Trino's code and words)
     ("SELECT id FROM t ORDER BY 5", ErrorCode.INVALID_COLUMN_REFERENCE, "ORDER BY position 5 is not in select list"),

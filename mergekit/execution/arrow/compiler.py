@@ -559,14 +559,18 @@ def _like(operand: Compiled, pattern: Any) -> Compiled:
 
 
 def _concat(args: Sequence[Compiled]) -> Compiled:
-    """``a || b``, ``concat(a, b, ...)`` of strings (NULL when any is, in Trino and Spark); other operands are
-    Spark's to refuse in Trino's words."""
-    if any(value_family(a.type) not in ("string", "null") for a in args):
-        raise Unsupported(f"a concatenation of {', '.join(type_name(a.type) for a in args)}")
+    """``a || b``, ``concat(a, b, ...)``: NULL when any operand is (Trino and Spark). An integer, decimal, date or
+    boolean operand reads as ``CAST(x AS VARCHAR)`` prints it (the extension of docs/sql.md; Arrow's cast prints
+    these as Trino does); a double or timestamp is Spark's (Trino's scientific notation, its precision)."""
+    for a in args:
+        if value_family(a.type) not in ("string", "null", "integer", "date", "boolean") and not pa.types.is_decimal(
+            a.type
+        ):
+            raise Unsupported(f"a concatenation of {', '.join(type_name(a.type) for a in args)}")
 
     def run(rows: Any) -> Any:
         n = rows.num_rows
-        parts = [column_of(a.fn(rows), n, pa.string()) for a in args]
+        parts = [column_of(a.fn(rows), n, a.type).cast(pa.string()) for a in args]
         return pc.binary_join_element_wise(*parts, pa.scalar("", pa.string()), null_handling="emit_null")
 
     return Compiled(run, pa.string(), any(a.may_fail for a in args))
@@ -750,7 +754,7 @@ def _scalar_lookup(outer: Sequence[Compiled], lookup: Lookup) -> Evaluator:
 
 _NEVER_NULL_OPS = frozenset(
     {"add", "subtract", "multiply", "negate", "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "not", "in"}
-    | {"is_distinct", "is_not_distinct"}
+    | {"is_distinct", "is_not_distinct", "concat"}
 )
 
 

@@ -297,12 +297,12 @@ def run_driver_append(ctx: StatementContext, plan: DriverAppend, data: pa.Table)
     return Result(statement="INSERT", row_count=n, metrics=metrics)
 
 
-def check_arrow(data: object) -> pa.Table:
+def check_arrow(data: object, method: str = "insert_arrow") -> pa.Table:
     """``data`` as an Arrow table (a table or a record batch); ``INVALID_ARGUMENTS`` for anything else."""
     if isinstance(data, pa.RecordBatch):
         return pa.Table.from_batches([data])
     if isinstance(data, pa.Table):
         return data
     raise MergekitError(
-        ErrorCode.INVALID_ARGUMENTS, f"insert_arrow takes a pyarrow Table or RecordBatch, not {type(data).__name__}"
+        ErrorCode.INVALID_ARGUMENTS, f"{method} takes a pyarrow Table or RecordBatch, not {type(data).__name__}"
     )

@@ -27,6 +27,7 @@ from mergekit.execution.arrow.values import SourceColumns, ValuesProgram, compil
 from mergekit.execution.context import StatementContext
 from mergekit.execution.driver_query import DriverQuery, plain_type, plan_driver_query, run_driver_query
 from mergekit.execution.types import arrow_type, spark_type
+from mergekit.execution.user_frames import UserFrame
 from mergekit.planner import JoinKind, MergePlan, TargetTable, apply_defaults, cost, plan_merge, source_dedup
 from mergekit.planner.cost import SourceEstimate
 from mergekit.planner.physical import IndexLookup, SparkJoin
@@ -57,7 +58,7 @@ class DriverSource:
     """A MERGE source the driver evaluates: the VALUES rows, their column names, the join key over them and the
     columns the WHEN clauses read. :meth:`table` is what a lookup task receives (those columns and ``$key``)."""
 
-    program: ValuesProgram | TableRows
+    program: ValuesProgram | TableRows | ArrowRows
     names: tuple[str, ...]
     key: Compiled
     join_type: pa.DataType
@@ -107,7 +108,7 @@ def plan_driver_merge(
         return "the session's merge_duplicate_source policy"
     relation = st.source
     rows = relation.values_rows()
-    program: ValuesProgram | TableRows
+    program: ValuesProgram | TableRows | ArrowRows
     if rows is not None:
         names = tuple(relation.column_aliases)
         if not _named(names):
@@ -121,7 +122,7 @@ def plan_driver_merge(
         if isinstance(found, str):
             return found
         program, names = found
-        source_rows = cost.DRIVER_SCAN_MAX_ROWS
+        source_rows = program.arrow.num_rows if isinstance(program, ArrowRows) else cost.DRIVER_SCAN_MAX_ROWS
     if target.insert_layout is not None or target.update_layout is not None:
         return "writers must receive rows routed by the connector's layout"
     if target.check_constraints:
@@ -216,13 +217,42 @@ class TableRows:
         return result.table.rename_columns(list(names))
 
 
+@attrs.frozen(eq=False)
+class ArrowRows:
+    """A MERGE source that is the caller's Arrow table (``Engine.register_arrow``), read as it is."""
+
+    arrow: pa.Table
+    types: tuple[pa.DataType, ...]
+
+    def table(self, names: Sequence[str]) -> pa.Table:
+        return self.arrow.rename_columns(list(names))
+
+
+def _arrow_source(frame: UserFrame, relation: msql.Relation) -> tuple[ArrowRows, tuple[str, ...]] | str:
+    """The caller's Arrow table as the driver tier reads it (every column of a type the WHEN clauses compare in
+    Arrow as Spark compares them, already of the type Spark reads it as), or why Spark reads it."""
+    arrow = frame.arrow
+    if arrow is None:
+        return "the source is a caller's DataFrame"
+    fields = frame.spark_fields
+    if any(not plain_type(t) or arrow_type(f.dataType) != t for f, t in zip(fields, arrow.schema.types, strict=True)):
+        return "the source's Arrow columns are not all of types the driver tier compares as Spark (e.g. a timestamp)"
+    names = tuple(relation.column_aliases) or tuple(arrow.column_names)
+    if len(names) != arrow.num_columns or not _named(names):
+        return "the source's columns are not named in lower case, once each"
+    return ArrowRows(arrow, tuple(arrow.schema.types)), names
+
+
 def _table_source(
     ctx: StatementContext, relation: msql.Relation, target: ResolvedTable
-) -> tuple[TableRows, tuple[str, ...]] | str:
+) -> tuple[TableRows | ArrowRows, tuple[str, ...]] | str:
     """A source table the driver tier reads, and its column names (as the MERGE names them), or why not."""
     scan = relation.table_scan()
-    if scan is None:
+    if scan is None or relation.table is None:
         return "the source is not a VALUES list or a table"
+    frame = ctx.dataframes.get(".".join(relation.table.name.parts))
+    if frame is not None:
+        return _arrow_source(frame, relation)
     query = plan_driver_query(ctx, scan)
     if isinstance(query, str):
         return f"the source table is read by Spark ({query})"

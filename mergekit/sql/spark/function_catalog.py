@@ -154,7 +154,7 @@ FUNCTIONS: tuple[Function, ...] = (
         "string",
         ("chr", "chr(n) -> varchar", "chr(65)"),
         ("codepoint", "codepoint(string) -> integer", "codepoint('a')", "the argument must be varchar(1), as in Trino"),
-        ("concat", "concat(string1, ..., stringN) -> varchar", "concat(x, 'a')", "also of varbinary values"),
+        ("concat", "concat(string1, ..., stringN) -> varchar", "concat(x, 'a')", "also of varbinary values; an operand of another type is `CAST(x AS VARCHAR)` (an extension, as `\\|\\|`)"),
         ("concat_ws", "concat_ws(separator, string1, ..., stringN) -> varchar", "concat_ws(',', x, 'a')", "NULL values are skipped; also of an array"),
         ("ends_with", "ends_with(string, substring) -> boolean", "ends_with(x, 'a')"),
         ("hamming_distance", "hamming_distance(string1, string2) -> bigint", "hamming_distance(x, 'abc')"),

@@ -69,7 +69,7 @@ from sqlglot.generators.spark import SparkGenerator
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
 from mergekit.sql.analysis.aggregation import check_aggregations
-from mergekit.sql.spark.handlers.strings import typeof_literal
+from mergekit.sql.spark.handlers.strings import cast_concat_operands, typeof_literal
 
 from .function_catalog import check_listed
 from .handlers import binary as _spark_handlers_binary
@@ -202,5 +202,6 @@ def to_spark_sql(node: exp.Expression, *, schema: Mapping[str, Mapping[str, str]
     for call in list(tree.find_all(exp.Typeof)):  # a constant of the original tree's types
         check_listed(call, "typeof")
         call.replace(typeof_literal(call, typer.type_of(call.this)))
+    cast_concat_operands(tree, typer.type_of)
     result = Rewriter(typer, HANDLERS).walk(tree)
     return _generate(result.v)

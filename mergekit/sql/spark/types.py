@@ -586,16 +586,6 @@ def check_operand_types(node: exp.Expr, types: dict[str, object]) -> None:
             and date_arithmetic_type(type(node), a, b) is None
         ):
             raise type_mismatch(f"Cannot apply operator: {a} {op} {b}")
-    if isinstance(node, exp.DPipe | exp.Concat):
-        listed = types.get("expressions")
-        operands = [a, b] if isinstance(node, exp.DPipe) else (listed if isinstance(listed, list) else [])
-        known = [t for t in operands if isinstance(t, TrinoType) and t.known and t.name != "unknown"]
-        scalar = [t for t in known if t.numeric or t.temporal or t.name == "boolean"]
-        if scalar and not any(t.name == "array" for t in known):  # (array || element is Trino's too)
-            shown = ", ".join(str(t) if isinstance(t, TrinoType) else "unknown" for t in operands)
-            raise type_mismatch(
-                f"Unexpected parameters ({shown}) for function concat. Expected: concat(varchar), concat(array(E))"
-            )
     name = _STRING_FUNCTIONS.get(type(node))
     if name is not None and known_a:
         assert isinstance(a, TrinoType)

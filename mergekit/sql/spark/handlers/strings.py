@@ -327,3 +327,22 @@ def _concat(rw: Rewriter, node: exp.Concat, types: dict[str, Any], t: TrinoType,
     if len(node.expressions) < 2:
         raise MergekitError(_BAD, "There must be two or more concatenation arguments")
     return node, None
+
+
+def cast_concat_operands(tree: exp.Expr, type_of: Any) -> None:
+    """``||`` and ``concat`` of a number, date, timestamp or boolean operand (an extension: Trino refuses it,
+    Calcite's streaming SQL and PostgreSQL take it, ``'An order for ' || units``): the operand becomes
+    ``CAST(x AS VARCHAR)``, so it reads as Trino's cast prints it (``1.5E0``, not Spark's implicit ``1.5``).
+    Called on the original tree, before the rewrite (``_spark_translate``); an array operand is left alone."""
+    for node in list(tree.find_all(exp.DPipe, exp.Concat)):
+        if node.args.get("safe") or node.args.get("coalesce"):
+            continue
+        operands = [node.this, node.expression] if isinstance(node, exp.DPipe) else list(node.expressions)
+        types = [type_of(o) for o in operands]
+        if any(isinstance(t, TrinoType) and t.name == "array" for t in types):
+            continue
+        for operand, t in zip(operands, types, strict=True):
+            if isinstance(t, TrinoType) and t.known and (t.numeric or t.temporal or t.name == "boolean"):
+                cast = exp.Cast(this=exp.Null(), to=exp.DataType.build("varchar"))
+                operand.replace(cast)
+                cast.set("this", operand)  # (the operand itself: its inferred type stays known)
