@@ -8,6 +8,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 from mergekit import plugins
 from tests.unit.test_layers import ROOT, _violations
 
@@ -25,8 +27,8 @@ def _load(folder: str) -> dict[str, object]:
 
 for _folder in EXAMPLES:  # their test classes, test functions and fixtures, under this module
     globals().update(
-        {
-            k: v
+        {  # (their test functions start a session of their own: marked spark, so make test-fast leaves them out)
+            k: pytest.mark.spark(v) if k.startswith("test_") else v
             for k, v in _load(_folder).items()
             if k.startswith(("Test", "test_"))
             or hasattr(v, "_pytestfixturefunction")
