@@ -222,7 +222,10 @@ class ArrowRows:
     """A MERGE source that is the caller's Arrow table (``Engine.register_arrow``), read as it is."""
 
     arrow: pa.Table
-    types: tuple[pa.DataType, ...]
+
+    @property
+    def types(self) -> tuple[pa.DataType, ...]:
+        return tuple(self.arrow.schema.types)
 
     def table(self, names: Sequence[str]) -> pa.Table:
         return self.arrow.rename_columns(list(names))
@@ -240,7 +243,7 @@ def _arrow_source(frame: UserFrame, relation: msql.Relation) -> tuple[ArrowRows,
     names = tuple(relation.column_aliases) or tuple(arrow.column_names)
     if len(names) != arrow.num_columns or not _named(names):
         return "the source's columns are not named in lower case, once each"
-    return ArrowRows(arrow, tuple(arrow.schema.types)), names
+    return ArrowRows(arrow), names
 
 
 def _table_source(
