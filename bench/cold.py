@@ -17,6 +17,11 @@ new process, timed from its spawn to its exit (wall), ``--runs`` (5) times each,
   ``--amount-literal`` as there). The child reports its row count (must be 1), tier, whether Spark started, and the
   seconds it spent importing mergekit, in ``Engine.local`` and in the MERGE.
 
+Before the runs (untimed), the sources of mergekit and its connectors are compiled to bytecode
+(``compileall``), as an installed package's are and as Python writes them at the first import, unless
+``PYTHONDONTWRITEBYTECODE`` is set (it is on the machine docs/performance.md measures on): without, every run
+compiled them again (0.1-0.3 s).
+
 Then one more run of each with Java pointed at nothing (``JAVA_HOME`` a folder that does not exist, as ``make
 test-fast`` does): a run that succeeds started no JVM (``no_jvm`` true); one that fails needed one (its error is
 kept). Peak RSS per run: the child's ``ru_maxrss`` (``os.wait4``). Output:
@@ -109,6 +114,15 @@ def _check(kind: str, run: dict[str, Any]) -> str | None:
     return None
 
 
+def _compile_sources() -> None:
+    """mergekit's and the in-tree connectors' bytecode, written as an installed package has it (not timed)."""
+    import compileall
+    import glob
+
+    for folder in [os.path.join(ROOT, "mergekit"), *glob.glob(os.path.join(ROOT, "connectors", "*", "mergekit_*"))]:
+        compileall.compile_dir(folder, quiet=1)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rows", default="10M", help="rows of the journal table (T of bench/workload.py)")
@@ -140,6 +154,7 @@ def main() -> None:
     }
     out["commands"] = {"cli_select": commands["cli_select"][:-4] + ["--warehouse", "DIR", "sql", SELECT]}
     out["commands"]["engine_merge"] = merge
+    _compile_sources()
     env = dict(os.environ)
     no_java = {**env, "JAVA_HOME": NO_JAVA_HOME}
     problems: list[str] = []

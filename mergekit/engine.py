@@ -163,7 +163,8 @@ class Engine:
         """Serve catalog ``name`` by a connector, or by the installed connector its config names."""
         catalogs = self._runner.catalogs
         connector = connector_from_spec(name, spec)
-        ship_by_value(type(connector).__module__)  # a connector from a script: its classes go to Spark's workers
+        if self._runner.started:  # (else when Spark starts: StatementRunner ships every catalog's connector then)
+            ship_by_value(type(connector).__module__)  # a connector from a script: its classes go to Spark's workers
         return catalogs.add(name, connector, None if isinstance(spec, Connector) else spec)
 
     def catalog(self, name: str) -> Connector:

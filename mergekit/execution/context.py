@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
-
-from pyspark.sql import DataFrame, SparkSession
+from typing import TYPE_CHECKING, Any
 
 from mergekit import sql as msql
 from mergekit.catalogs import Catalogs, ResolvedTable, version_of
@@ -16,6 +14,9 @@ from mergekit.spi import ColumnHandle, ConnectorSession, Constraint, TableVersio
 
 from .scan import scan_table
 from .user_frames import UserFrame, frame_schema, in_callers_zone
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["StatementContext", "view_name"]
 

@@ -56,7 +56,7 @@ from .context import StatementContext
 from .dml.lengths import without_char_columns
 from .dml.target import spi_constraint
 from .scan import conform_page
-from .types import arrow_type, spark_type
+from .types import through_spark
 
 __all__ = [
     "DriverQuery",
@@ -234,7 +234,7 @@ def run_driver_constants(st: msql.Query) -> Result | None:
     for name, value, array in zip(names, values, arrays, strict=True):
         lowered = value.lowered()
         never_null = lowered is not None and spark_not_null(lowered) and not pa.types.is_null(array.type)
-        fields.append(pa.field(name, arrow_type(spark_type(array.type)), nullable=not never_null))
+        fields.append(pa.field(name, through_spark(array.type), nullable=not never_null))
     schema = pa.schema(fields)
     table = pa.Table.from_arrays([a.cast(f.type) for a, f in zip(arrays, schema, strict=True)], schema=schema)
     return Result(statement="SELECT", table=table, metrics={"scans": [], "tier": "driver"})
@@ -334,4 +334,4 @@ def _one_batch(pages: Sequence[pa.RecordBatch], schema: pa.Schema) -> pa.RecordB
 
 def _result_schema(schema: pa.Schema) -> pa.Schema:
     """The Arrow types the Spark tier's result has (the connector's types through Spark's)."""
-    return pa.schema([pa.field(f.name, arrow_type(spark_type(f.type))) for f in schema])
+    return pa.schema([pa.field(f.name, through_spark(f.type)) for f in schema])

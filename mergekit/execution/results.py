@@ -18,16 +18,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
-from pyspark.serializers import NoOpSerializer
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.util import _local_iterator_from_socket
 
 from mergekit.errors import MergekitError
 from mergekit.execution.failures import translate_error
+from mergekit.execution.lazy_pyspark import pandas_types
 from mergekit.execution.session import conf_for_block
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["SparkArrowSource"]
 
@@ -48,12 +49,15 @@ class SparkArrowSource:
     def __init__(self, df: DataFrame, zones: Sequence[str | None] = ()) -> None:
         self.df = df
         # Timestamps with time zone come as UTC instants, like DataFrame.toArrow(); plain (not large) strings.
-        self._wire: pa.Schema = to_arrow_schema(
+        self._wire: pa.Schema = pandas_types.to_arrow_schema(
             df.schema, error_on_duplicated_field_names_in_struct=True, timezone="UTC", prefers_large_types=False
         )
         self.schema = in_zones(self._wire, zones)  # each column's values in its expression's zone
 
     def batches(self, limit: int | None = None) -> Iterator[pa.RecordBatch]:
+        from pyspark.serializers import NoOpSerializer
+        from pyspark.util import _local_iterator_from_socket
+
         df = self.df if limit is None else self.df.limit(max(limit, 0))
         try:
             spark = df.sparkSession

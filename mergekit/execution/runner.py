@@ -15,9 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
-from typing import Any, TypeVar
-
-from pyspark.sql import DataFrame, SparkSession
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mergekit import sql as msql
 from mergekit.catalogs import Catalogs
@@ -26,9 +24,12 @@ from mergekit.result import Result
 
 from .context import StatementContext
 from .failures import translate_error
-from .session import applied_conf, python_for_workers, session_time_zone
+from .session import applied_conf, python_for_workers, session_time_zone, ship_by_value
 from .user_frames import UserFrame
 from .views import expand_statement_views
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["StatementRunner", "Handler"]
 
@@ -69,11 +70,11 @@ class StatementRunner:
         self._start: Callable[[], SparkSession] | None = None
         self._start_lock = threading.Lock()
         self.python_exec: str | None = None
-        if isinstance(spark, SparkSession):
-            self._adopt(spark)  # a caller's session: checked now (python_for_workers fails at once when wrong)
-        else:
-            self._start = spark
         self.catalogs = catalogs
+        if callable(spark):  # what starts the local session (a SparkSession is not callable)
+            self._start = spark
+        else:
+            self._adopt(spark)  # a caller's session: checked now (python_for_workers fails at once when wrong)
         self.handlers: dict[type, Handler] = dict(handlers or {})
         self.dataframes: dict[str, UserFrame] = {}
         self.live_views: set[str] = set()  # views not yet dropped (close() drops what is left)
@@ -86,6 +87,8 @@ class StatementRunner:
         # the session's configuration stays the caller's: mergekit's settings apply per statement (applied_conf)
         self.python_exec = python_for_workers(session)
         self._session = session
+        for connector in self.catalogs.all().values():  # a connector from a script: its classes go by value
+            ship_by_value(type(connector).__module__)
 
     @property
     def started(self) -> bool:

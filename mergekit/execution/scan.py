@@ -8,13 +8,12 @@ connector names Parquet (or other) files and Spark reads them with its own reade
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 import pyarrow as pa
-from pyspark import cloudpickle
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
+from mergekit.execution.lazy_pyspark import F, cloudpickle
 from mergekit.spi import (
     ColumnHandle,
     Connector,
@@ -28,6 +27,9 @@ from mergekit.spi import (
 )
 
 from .types import spark_schema, spark_type
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["scan_table", "scan_stream", "conform_page"]
 

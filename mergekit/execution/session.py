@@ -19,14 +19,16 @@ import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
-
-from pyspark import SparkConf, cloudpickle
-from pyspark.sql import SparkSession
+from typing import TYPE_CHECKING, Literal
 
 from mergekit.errors import ErrorCode, MergekitError
+from mergekit.execution.lazy_pyspark import cloudpickle
 
 from .jvm_stderr import copy_jvm_stderr
+
+if TYPE_CHECKING:
+    from pyspark import SparkConf
+    from pyspark.sql import SparkSession
 
 # pyspark logs every failed query (with the Java stack) before raising it; mergekit reports errors itself.
 logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL + 1)
@@ -101,6 +103,9 @@ def local_session(
     configuration of the caller's (a ``-Dlog4j2.configurationFile`` in ``conf``'s
     ``spark.driver.extraJavaOptions``, a ``log4j2.properties`` in ``SPARK_CONF_DIR``) is used as it is, and left on.
     """
+    from pyspark import SparkConf
+    from pyspark.sql import SparkSession
+
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
@@ -367,7 +372,7 @@ def ship_by_value(module_name: str) -> bool:
     value (``cloudpickle.register_pickle_by_value``) when no installed distribution provides that package: a
     connector in a script, a notebook or a test folder, which the workers' interpreter cannot import. Returns
     whether it did. An installed package (also ``pip install -e``) is imported by the workers as usual. The engine
-    calls it for every catalog's connector (``Engine.add_catalog``)."""
+    calls it for every catalog's connector when its Spark session starts, and at ``Engine.add_catalog`` after."""
     top = module_name.partition(".")[0]
     module = sys.modules.get(top)
     if module is None or top in ("__main__", "mergekit") or top in _installed_packages():

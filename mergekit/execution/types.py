@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pyarrow as pa
-from pyspark.sql import types as T
-from pyspark.sql.pandas.types import from_arrow_type, to_arrow_type
 
-__all__ = ["spark_type", "arrow_type", "spark_sql_type", "trino_name", "coercible", "spark_schema"]
+from mergekit.execution.lazy_pyspark import T, pandas_types
+
+__all__ = ["spark_type", "arrow_type", "through_spark", "spark_sql_type", "trino_name", "coercible", "spark_schema"]
 
 
 def spark_type(t: pa.DataType) -> T.DataType:
@@ -14,7 +14,7 @@ def spark_type(t: pa.DataType) -> T.DataType:
         return T.TimestampType() if t.tz else T.TimestampNTZType()
     if pa.types.is_struct(t):
         return T.StructType([T.StructField(f.name, spark_type(f.type), f.nullable) for f in t])
-    return from_arrow_type(t)
+    return pandas_types.from_arrow_type(t)
 
 
 def spark_schema(schema: pa.Schema) -> T.StructType:
@@ -28,7 +28,25 @@ def arrow_type(t: T.DataType) -> pa.DataType:
         return pa.timestamp("us")
     if isinstance(t, T.StructType):
         return pa.struct([pa.field(f.name, arrow_type(f.dataType)) for f in t.fields])
-    return to_arrow_type(t)
+    return pandas_types.to_arrow_type(t)
+
+
+#: Arrow types Spark keeps as they are (``arrow_type(spark_type(t)) == t``): the driver tier's results and rows
+#: have these without importing pyspark (tests/engine/test_types.py compares each with the round trip).
+_SPARK_KEEPS = frozenset(
+    [pa.bool_(), pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.float32(), pa.float64(), pa.string()]
+    + [pa.binary(), pa.date32(), pa.null()]
+)
+
+
+def through_spark(t: pa.DataType) -> pa.DataType:
+    """The Arrow type a value of type ``t`` has after Spark: ``arrow_type(spark_type(t))`` (a large string is a
+    string, a timestamp microseconds in UTC), computed without pyspark for the types the driver tier uses."""
+    if t in _SPARK_KEEPS or pa.types.is_decimal128(t):
+        return t
+    if pa.types.is_timestamp(t):
+        return pa.timestamp("us", tz="UTC" if t.tz else None)
+    return arrow_type(spark_type(t))
 
 
 def spark_sql_type(t: T.DataType) -> str:

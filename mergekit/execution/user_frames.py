@@ -20,15 +20,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import attrs
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import types as T
 
+from mergekit.execution.lazy_pyspark import T
 from mergekit.sql import zoned_type_text
 
 from .types import spark_schema, trino_name
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["UserFrame", "frame_schema", "in_callers_zone"]
 

@@ -60,3 +60,54 @@ def test_driver_tier_statements_never_start_spark(tmp_path, connector: str) -> N
         assert engine.execute("SELECT count(*) FROM t").metrics["tier"] == "driver"  # and the engine goes on
     finally:
         engine.close()
+
+
+CHILD = """
+import json, sys
+from mergekit import Engine
+engine = Engine.local(sys.argv[1], **json.loads(sys.argv[2]))
+statements = json.loads(sys.argv[3])
+tiers = [engine.execute(sql).metrics.get("tier") for sql in statements]
+rows = engine.execute("SELECT id, v, n FROM t WHERE id = 4").rows()
+(plan,) = engine.execute("EXPLAIN SELECT id, v, n FROM t WHERE id = 2").rows()[0]
+engine.close()
+print(json.dumps({"tiers": tiers, "rows": rows, "plan_tier": plan.splitlines()[-1],
+                  "imported": sorted({m.split(".")[0] for m in sys.modules} & {"pyspark", "py4j"})}))
+"""
+
+
+@pytest.mark.parametrize("connector", ["partitioned", "sqldb"])
+def test_a_process_of_driver_tier_statements_imports_no_pyspark(tmp_path, connector: str) -> None:
+    """Issue 29, item 2: ``import mergekit``, ``Engine.local`` and statements the driver tier runs import neither
+    pyspark nor py4j (0.15 s of a new process's start), in a new interpreter as a script or the CLI is."""
+    import json
+    import subprocess
+    import sys
+
+    options = {"connector": "sqldb", "uri": f"sqlite:///{tmp_path / 'db.sqlite'}"} if connector == "sqldb" else {}
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, str(tmp_path / "wh"), json.dumps(options), json.dumps(DRIVER_STATEMENTS)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.splitlines()[-1])
+    assert out["tiers"] == [None, "driver", "driver", "driver", "driver", None, None]
+    assert out["rows"] == [[4, "d", 1]]
+    assert out["plan_tier"].startswith("Tier: driver")
+    assert out["imported"] == []
+
+
+def test_the_driver_tiers_result_types_are_sparks_without_pyspark() -> None:
+    """``through_spark`` (the Arrow type a driver-tier result or row has, computed without importing pyspark) is
+    the round trip through Spark's types for every Arrow type the driver tier reads and writes."""
+    import pyarrow as pa
+
+    from mergekit.execution.types import arrow_type, spark_type, through_spark
+
+    types = [pa.bool_(), pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.float32(), pa.float64(), pa.string()]
+    types += [pa.large_string(), pa.binary(), pa.date32(), pa.null(), pa.decimal128(38, 0), pa.decimal128(10, 2)]
+    types += [pa.timestamp("us"), pa.timestamp("ns"), pa.timestamp("us", tz="UTC"), pa.timestamp("ms", tz="+02:00")]
+    types += [pa.struct([pa.field("a", pa.large_string()), pa.field("b", pa.timestamp("us", tz="UTC"))])]
+    assert [through_spark(t) for t in types] == [arrow_type(spark_type(t)) for t in types]

@@ -343,7 +343,9 @@ def test_row_10_a_connector_from_a_script_reaches_sparks_workers(
 
     plugins.register(author_script_connector.ScriptFactory())
     try:
-        engine = Engine(spark=spark, catalogs={"lake": {"connector": "author-script-connector", "root": root}})
+        # what starts the session, not the session: the classes are shipped when the first statement starts it
+        engine = Engine(spark=lambda: spark, catalogs={"lake": {"connector": "author-script-connector", "root": root}})
+        assert not engine.spark_started
         engine.execute("SET SESSION driver_tier = 'off'")
         assert engine.execute("DELETE FROM t WHERE id > 3").row_count == 2  # tasks in Spark's workers
         assert sorted(engine.execute("SELECT id FROM t").rows()) == [(1,), (2,), (3,)]

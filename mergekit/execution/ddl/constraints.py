@@ -16,13 +16,13 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 import pyarrow as pa
-from pyspark.sql import types as T
 
 from mergekit import sql as msql
 from mergekit.catalogs import ResolvedTable
 from mergekit.describe import create_table_text
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.context import StatementContext
+from mergekit.execution.lazy_pyspark import T
 from mergekit.execution.scan import scan_table
 from mergekit.execution.types import coercible, spark_type, trino_name
 from mergekit.planner import check_violation

@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pyarrow as pa
-from pyspark.sql import types as T
 
 from mergekit import sql as msql
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.context import StatementContext
+from mergekit.execution.lazy_pyspark import T
 from mergekit.execution.types import arrow_type, trino_name
 from mergekit.planner.evolution import added_merge_columns, type_change_needed
 from mergekit.result import Result

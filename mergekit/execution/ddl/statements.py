@@ -12,7 +12,6 @@ from typing import Any
 import attrs
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import types as T
 
 from mergekit import sql as msql
 from mergekit.describe import history_table
@@ -24,6 +23,7 @@ from mergekit.execution.dml.driver import bare_column
 from mergekit.execution.dml.run import run_dml
 from mergekit.execution.dml.target import refuse_stream_change
 from mergekit.execution.driver_query import DriverQuery, plan_driver_query, run_driver_query
+from mergekit.execution.lazy_pyspark import T
 from mergekit.execution.scan import scan_table
 from mergekit.execution.types import arrow_type, spark_sql_type, spark_type, trino_name
 from mergekit.execution.views import VIEW_STATEMENTS, describe_view

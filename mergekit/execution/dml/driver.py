@@ -26,7 +26,7 @@ from mergekit.execution.arrow.compiler import ArrowCompiler, Compiled, Unsupport
 from mergekit.execution.arrow.values import SourceColumns, ValuesProgram, compile_source
 from mergekit.execution.context import StatementContext
 from mergekit.execution.driver_query import DriverQuery, plain_type, plan_driver_query, run_driver_query
-from mergekit.execution.types import arrow_type, spark_type
+from mergekit.execution.types import arrow_type, through_spark
 from mergekit.execution.user_frames import UserFrame
 from mergekit.planner import JoinKind, MergePlan, TargetTable, apply_defaults, cost, plan_merge, source_dedup
 from mergekit.planner.cost import SourceEstimate
@@ -267,7 +267,7 @@ def _table_source(
     names = tuple(relation.column_aliases) or tuple(c.name for c in visible)
     if len(names) != len(visible) or not _named(names):
         return "the source table's columns are not named in lower case, once each"
-    types = tuple(arrow_type(spark_type(c.type)) for c in visible)
+    types = tuple(through_spark(c.type) for c in visible)
     return TableRows(ctx, query, types), names
 
 

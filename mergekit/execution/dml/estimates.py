@@ -3,17 +3,19 @@ MERGE collects for dynamic pruning. The engine's only use of Spark internals (``
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import types as T
 
+from mergekit.execution.lazy_pyspark import T
 from mergekit.planner import cost
 from mergekit.planner.cost import SourceEstimate
 
 from .lookup import arrow_join_type, sorted_distinct
 from .merge_rows import MergeQueryBuilder
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
     "estimate_source_keys",

@@ -20,18 +20,16 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from mergekit.execution.arrow.cases import JoinedRows, LookupProgram, evaluate_cases
 from mergekit.execution.arrow.compiler import value_family
+from mergekit.execution.lazy_pyspark import F, T, is_dataframe
 from mergekit.execution.scan import conform_page
 from mergekit.execution.session import ARROW_BATCH_ROWS, statement_tasks
 from mergekit.planner import MergePlan
@@ -46,6 +44,9 @@ from mergekit.spi import (
 
 from .merge_rows import q
 from .pipeline import WRITER_OUTPUT, DmlStats, MergeWriter, gather
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["run_lookup_merge", "KEY", "arrow_join_type", "binary_collation", "bucket_expr", "sorted_distinct"]
 
@@ -224,14 +225,14 @@ def run_lookup_merge(
 
     if driver:
         stats["ranges"] = 0  # no task: the engine's process
-        if isinstance(source, DataFrame):  # the rows of Spark's small source
+        if is_dataframe(source):  # the rows of Spark's small source
             rows, source_schema = source.toArrow(), _schema(source)
         else:  # a source the driver tier evaluated itself (dml/driver.py)
             rows = source.table()
             source_schema = rows.schema
         out = task(source_schema)(iter(rows.to_batches()))
         return gather([row for batch in out for row in batch.to_pylist()])
-    assert spark is not None and isinstance(source, DataFrame)
+    assert spark is not None and is_dataframe(source)
     partitions = statement_tasks(spark)  # the machine's parallelism, not the session's shuffle setting
     bucketing = bucket_expr(partition_points, key_range, partitions)
     if bucketing is not None:

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 import attrs
-from pyspark.sql import types as T
 
 from mergekit.errors import ErrorCode, MergekitError
+from mergekit.execution.lazy_pyspark import T
 from mergekit.execution.types import coercible, spark_sql_type, trino_name
 from mergekit.planner import JoinKind, MergePlan, PlannedCase, not_null_violation
 from mergekit.spi import MergeOperation
@@ -37,11 +37,12 @@ NEVER = "$never"
 SID = "$sid"  # a source row's number, with merge_duplicate_source
 
 
-# The Trino type a value for a column of each temporal Spark type is cast to (microseconds, as Spark keeps them).
-_TEMPORAL: dict[type, str] = {
-    T.DateType: "date",
-    T.TimestampNTZType: "timestamp(6)",
-    T.TimestampType: "timestamp(6) with time zone",
+# The Trino type a value for a column of each temporal Spark type (by its class's name: pyspark is imported when
+# a statement first needs it) is cast to (microseconds, as Spark keeps them).
+_TEMPORAL: dict[str, str] = {
+    "DateType": "date",
+    "TimestampNTZType": "timestamp(6)",
+    "TimestampType": "timestamp(6) with time zone",
 }
 
 
@@ -199,7 +200,7 @@ class MergeQueryBuilder:
         """The case's value for a DATE / TIMESTAMP / TIMESTAMP WITH TIME ZONE column through Trino's CAST, which
         reads a value's time zone (``CAST(TIMESTAMP '... +02:00' AS TIMESTAMP)`` keeps 12:00, a user's DataFrame
         timestamp its session's wall clock); None when the plain CAST below is the same."""
-        trino = _TEMPORAL.get(type(target_type))
+        trino = _TEMPORAL.get(type(target_type).__name__)
         if trino is None:
             return None
         if self.plan.join is JoinKind.SOURCE:

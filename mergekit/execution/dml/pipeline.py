@@ -22,18 +22,17 @@ from __future__ import annotations
 import datetime as dt
 import os
 import pickle
+import sys
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from mergekit.errors import ErrorCode, MergekitError
+from mergekit.execution.lazy_pyspark import F, T
 from mergekit.execution.session import conf_for_block
 from mergekit.planner import MergePlan
 from mergekit.spi import (
@@ -49,6 +48,9 @@ from .layout import CASE, CHANGES, INSERT_FROM_UPDATE, MERGE_CASE, OLD_PREFIX, O
 from .lengths import Bounded, bounded_columns, fit_page
 from .merge_rows import q
 from .processors import ChangeOnlyUpdatedColumnsMergeProcessor, DeleteAndInsertMergeProcessor, RowChangeProcessor
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
     "row_change_processor",
@@ -216,9 +218,7 @@ class MergeWriter:
         )
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from pyspark import TaskContext
-
-        ctx = TaskContext.get()
+        ctx = _task_context()
         sink_id = (ctx.stageId() << 20) + ctx.partitionId() if ctx is not None else 0
         page_columns = [*self.data_columns, OP, CASE, ROW_ID, *self.page_schema.names[len(self.data_columns) + 3 :]]
         sink = None
@@ -463,3 +463,13 @@ def _stats(counts: Mapping[tuple[int, int], int], pids: list[int], sinks: int) -
         writer_pids=tuple(sorted(set(pids))),
         sinks=sinks,
     )
+
+
+def _task_context() -> Any:
+    """The Spark task this runs in; None in the engine's process, which may not have imported pyspark (a Spark
+    worker has)."""
+    if "pyspark" not in sys.modules:
+        return None
+    from pyspark import TaskContext
+
+    return TaskContext.get()

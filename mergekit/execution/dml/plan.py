@@ -9,13 +9,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
-from pyspark.sql import types as T
 
 from mergekit import sql as msql
 from mergekit.catalogs import ResolvedTable
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.context import StatementContext
 from mergekit.execution.ddl.evolution import merge_added_columns
+from mergekit.execution.lazy_pyspark import T
 from mergekit.execution.types import spark_sql_type, spark_type, trino_name
 from mergekit.planner import (
     JoinKind,

@@ -23,9 +23,6 @@ from typing import Any
 
 import attrs
 import pyarrow as pa
-from pyspark import cloudpickle
-from pyspark.sql import types as T
-from pyspark.sql.pandas.types import to_arrow_type
 
 from mergekit import sql as msql
 from mergekit.catalogs import ResolvedTable
@@ -34,6 +31,7 @@ from mergekit.execution.arrow.compiler import Lookup, Unsupported
 from mergekit.execution.arrow.rows import RowProgram, compile_rows
 from mergekit.execution.context import StatementContext
 from mergekit.execution.failures import MULTIPLE_ROWS_MESSAGE, translate_error
+from mergekit.execution.lazy_pyspark import T, cloudpickle, pandas_types
 from mergekit.execution.scan import conform_page
 from mergekit.planner import MergePlan, check_violation
 from mergekit.result import Result
@@ -341,7 +339,7 @@ def _subquery_nodes(tree: Any) -> Iterator[msql.SubqueryRef]:
 
 def _arrow(field: T.StructField, kind: str) -> pa.DataType:
     try:
-        return to_arrow_type(field.dataType)
+        return pandas_types.to_arrow_type(field.dataType)
     except Exception as exc:
         raise _refuse(kind, f"a subquery of type {field.dataType.simpleString()}") from exc
 

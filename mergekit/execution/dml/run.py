@@ -23,10 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-from pyspark.sql import DataFrame
 
 from mergekit import sql as msql
 from mergekit.execution.context import StatementContext
@@ -50,6 +49,9 @@ from .scan_index import TargetTooLarge, for_snapshot
 from .strategy import LookupPrepared
 from .target import scan_target, target_constraint, with_values
 from .transaction import Replan, aborted_on_failure
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 __all__ = [
     "aborted_on_failure",

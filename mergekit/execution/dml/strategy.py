@@ -8,13 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 import pyarrow as pa
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
-from pyspark.sql.pandas.types import to_arrow_type
 
 from mergekit.execution.arrow.cases import compile_lookup
 from mergekit.execution.context import StatementContext
+from mergekit.execution.lazy_pyspark import F, T, pandas_types
 from mergekit.planner import (
     JoinKind,
     cost,
@@ -32,6 +29,9 @@ from mergekit.spi import (
 from .estimates import estimate_source_keys
 from .lookup import KEY, arrow_join_type, binary_collation
 from .merge_rows import MergeQueryBuilder, q
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 if TYPE_CHECKING:
     from mergekit.execution.dml.plan import PlannedDml
@@ -126,7 +126,7 @@ def prepare_lookup(
         if not binary_collation(f.dataType):
             continue  # compares by its collation in Spark: a case reading it runs the Spark plan
         try:
-            source_types[f.name] = to_arrow_type(f.dataType)
+            source_types[f.name] = pandas_types.to_arrow_type(f.dataType)
         except Exception:  # a type Arrow lacks: such a column cannot be read by the cases
             continue
     join_type = arrow_join_type(fields[-1].dataType, key_handle.type)

@@ -7,13 +7,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from mergekit import sql as msql
 from mergekit.catalogs import ResolvedTable
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.context import StatementContext
+from mergekit.execution.lazy_pyspark import F, T
 from mergekit.execution.scan import scan_table
 from mergekit.execution.types import spark_type
 from mergekit.planner import (

@@ -20,24 +20,25 @@ from __future__ import annotations
 import datetime
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pyarrow as pa
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
 from mergekit import sql as msql
 from mergekit.catalogs import ResolvedTable
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.context import StatementContext
+from mergekit.execution.lazy_pyspark import F
 from mergekit.execution.scan import scan_stream
 from mergekit.execution.types import spark_schema
 from mergekit.execution.views import expand_statement_views
 from mergekit.spi import ColumnHandle, ConnectorSession, StreamCommit, sql_type_name
 
-from .source import SOURCE_NAME, CommitsSource, encode_streams
 from .streams import kind_of, stream_table
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 __all__ = ["ContinuousQuery", "StreamHandle", "batch_ranges", "register_source", "start_commits_query"]
 
@@ -47,6 +48,8 @@ _register_lock = threading.Lock()
 
 def register_source(spark: Any) -> None:
     """Register the ``mergekit_commits`` source with the session (once per Spark session)."""
+    from .source import CommitsSource  # (a pyspark DataSource: imported when a stream first starts)
+
     with _register_lock:
         if id(spark) not in _registered:
             spark.dataSource.register(CommitsSource)
@@ -96,6 +99,8 @@ class ContinuousQuery:
         for s in self.streams:
             spec = catalogs.spec(s.table.catalog)
             specs.append((s.table.catalog, spec if spec is not None else s.table.connector, s.session, s.table.handle))
+        from .source import encode_streams
+
         try:
             return encode_streams(specs)
         except Exception as exc:
@@ -346,6 +351,8 @@ def start_commits_query(
     """Start the Spark streaming query over the commits source: ``trigger`` a processing-time interval ("1
     second"), or None for everything available now, then stop (``Trigger.AvailableNow``); ``max_commits``: at
     most that many commits of each stream per micro-batch (Spark's ``maxFilesPerTrigger`` for commits)."""
+    from .source import SOURCE_NAME
+
     register_source(spark)
     reader = spark.readStream.format(SOURCE_NAME).option("payload", payload)
     if max_commits:

@@ -31,20 +31,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, Window
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from mergekit import sql as msql
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.execution.context import StatementContext
 from mergekit.execution.dml.lookup import binary_collation
 from mergekit.execution.failures import translate_error
+from mergekit.execution.lazy_pyspark import F, T, sql
 from mergekit.execution.session import conf_for_block
 from mergekit.result import Result
 from mergekit.spi import JOB_BATCH_PROPERTY, JobBatch
 
 from .continuous import ContinuousQuery, StreamHandle, batch_ranges, start_commits_query
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 if TYPE_CHECKING:
     from mergekit.execution.runner import StatementRunner
@@ -338,7 +339,7 @@ def _keep_last(source: DataFrame, cols: list[str], order_column: str | None) -> 
     order = [F.col("mk_arrival").desc()]
     if order_column is not None and order_column in present:
         order.insert(0, F.col(present[order_column]).desc_nulls_last())
-    ranked = arrival.withColumn("mk_rank", F.row_number().over(Window.partitionBy(*cols).orderBy(*order)))
+    ranked = arrival.withColumn("mk_rank", F.row_number().over(sql.Window.partitionBy(*cols).orderBy(*order)))
     return ranked.where("mk_rank = 1").drop("mk_rank", "mk_arrival")
 
 
