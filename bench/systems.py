@@ -38,6 +38,11 @@ MERGE_SQL = "MERGE INTO t USING s ON t.id = s.id " + CLAUSES
 COLUMNS = "(id BIGINT NOT NULL, grp INTEGER, name VARCHAR(16), amount DOUBLE, updated DATE, PRIMARY KEY (id))"
 CREATE_SQL = "CREATE TABLE t " + COLUMNS
 # every column of every live row (the journal resolves versions over all of them)
+# The largest MERGE source the journal and merge-table systems read as Arrow (``register_arrow``: the driver tier);
+# above it a DataFrame (the Spark tier). Where each is faster (2026-12-03, 2 cores): a 100k-row source into 1M rows
+# 0.39-0.90 s from Arrow against 0.68 s from a DataFrame of the file; 1M rows into 10M 4.8-6.3 s against 2.55 s
+# (bench.driver_lookup; ``make bench-quick``).
+ARROW_SOURCE_MAX_ROWS = 100_000
 READ_SQL = "SELECT count(*), sum(id), sum(grp), max(name), sum(amount), max(updated) FROM t"
 COMPACT_SQL = "CALL lake.system.compact(table => 'default.t')"
 
@@ -125,13 +130,12 @@ class _Mergekit:
             self.engine.close()
         _copy_warehouse(os.path.join(self.args.base, "warehouse"), self.run_wh)
         self.engine = Engine(spark=self.spark, catalogs={"lake": _catalog(self.args.system, self.run_wh)})
-        # a source the driver tier takes (a CDC batch, an API write) is what such a caller has: Arrow rows, read
-        # from the Parquet file inside the timed run as DuckDB reads it; a larger one a DataFrame of the files
+        # a source of up to ARROW_SOURCE_MAX_ROWS rows (a CDC batch, an API write) is what such a caller has:
+        # Arrow rows, read from the Parquet file inside the timed run as DuckDB reads it, which the driver tier
+        # MERGEs; a larger one a DataFrame of the files, which Spark reads in parallel
         import pyarrow.dataset as ds
 
-        from mergekit.planner import cost
-
-        self.arrow_source = ds.dataset(self.paths["S"]).count_rows() <= cost.DRIVER_LOOKUP_MAX_KEYS
+        self.arrow_source = ds.dataset(self.paths["S"]).count_rows() <= ARROW_SOURCE_MAX_ROWS
         if not self.arrow_source:
             self.engine.register_dataframe("s", self.spark.read.parquet(self.paths["S"]))
 

@@ -30,10 +30,16 @@ class LazyModule:
         self._module: ModuleType | None = None
 
     def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("__") or attribute in LazyModule.__slots__:
+            raise AttributeError(attribute)  # (pickle's and copy's probes, and slots not set yet, import nothing)
         module = self._module
         if module is None:
             module = self._module = importlib.import_module(self._name)
         return getattr(module, attribute)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # a function shipped to Spark's workers by value takes the stand-in along: it arrives as a new one
+        return (LazyModule, (self._name,))
 
     def __repr__(self) -> str:
         return f"<lazy module {self._name!r}{' (imported)' if self._module is not None else ''}>"

@@ -6,7 +6,16 @@ import pyarrow as pa
 
 from mergekit.execution.lazy_pyspark import T, pandas_types
 
-__all__ = ["spark_type", "arrow_type", "through_spark", "spark_sql_type", "trino_name", "coercible", "spark_schema"]
+__all__ = [
+    "spark_type",
+    "arrow_type",
+    "through_spark",
+    "kept_by_spark",
+    "spark_sql_type",
+    "trino_name",
+    "coercible",
+    "spark_schema",
+]
 
 
 def spark_type(t: pa.DataType) -> T.DataType:
@@ -37,6 +46,11 @@ _SPARK_KEEPS = frozenset(
     [pa.bool_(), pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.float32(), pa.float64(), pa.string()]
     + [pa.binary(), pa.date32(), pa.null()]
 )
+
+
+def kept_by_spark(t: pa.DataType) -> bool:
+    """Whether Spark reads a value of Arrow type ``t`` as it is (``through_spark(t) == t``), other than NULL."""
+    return (t in _SPARK_KEEPS and t != pa.null()) or pa.types.is_decimal128(t)
 
 
 def through_spark(t: pa.DataType) -> pa.DataType:

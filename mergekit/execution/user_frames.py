@@ -26,9 +26,10 @@ import attrs
 import pyarrow as pa
 
 from mergekit.execution.lazy_pyspark import T
+from mergekit.spi import sql_type_name
 from mergekit.sql import zoned_type_text
 
-from .types import spark_schema, trino_name
+from .types import kept_by_spark, spark_schema, trino_name
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -73,6 +74,8 @@ class UserFrame:
 
 def frame_schema(frame: UserFrame, user_zone: str | None) -> dict[str, str]:
     """Trino type text of each column of the frame, timestamps with the zone their values are in."""
+    if frame.arrow is not None and all(kept_by_spark(t) for t in frame.arrow.schema.types):
+        return {f.name: sql_type_name(f.type) for f in frame.arrow.schema}  # (Spark's names, without pyspark)
     out = {}
     for f in frame.spark_fields:
         text = trino_name(f.dataType)

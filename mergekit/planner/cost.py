@@ -44,8 +44,11 @@ KEY_ARRAY_MAX = 4_000_000
 LOOKUP_MIN_KEYS = 0
 # MERGE by index lookups of sources estimated at most this many keys runs on the driver tier: the source's rows
 # collected, looked up, evaluated and written in the engine's process (no shuffle, no Python workers).
-# bench/driver_lookup.py measures where the Spark tier's two stages start to pay for themselves.
+# bench/driver_lookup.py measures where the Spark tier starts to pay for itself.
 DRIVER_LOOKUP_MAX_KEYS = 10_000
+# An Arrow table the caller registered (``Engine.register_arrow``) is a MERGE source the driver tier reads as it is,
+# up to this many rows; the Spark tier would first make a DataFrame of it (bench/driver_lookup.py).
+DRIVER_ARROW_MAX_ROWS = 1_000_000
 # A query the driver tier may read itself (a scan of one table through page sources) runs there while the table
 # holds at most this many rows (counted as the pages arrive); a larger one runs on Spark, which reads it in
 # parallel. A 100k-row memory table reads in about 0.05 s on the driver.

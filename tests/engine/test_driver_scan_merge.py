@@ -189,10 +189,13 @@ def test_a_journal_target_with_a_table_source_is_looked_up_on_the_driver(spark, 
         engine.close()
 
 
-def test_an_arrow_source_merges_into_a_journal_table_without_spark_and_as_spark_would(spark, tmp_path) -> None:
+def test_an_arrow_source_merges_into_a_journal_table_without_spark_and_as_spark_would(
+    spark, tmp_path, monkeypatch
+) -> None:
     """``register_arrow``: a CDC batch of Arrow rows MERGEd by the journal's index on the driver, no Spark job; a
-    column the driver does not compare (a timestamp) or a large string has Spark read the source (a DataFrame made
-    of the table), which means the same rows, in a caller's session of another zone too."""
+    column the driver does not compare (a timestamp), a large string or more rows than ``DRIVER_ARROW_MAX_ROWS``
+    has Spark read the source (a DataFrame made of the table), which means the same rows, in a caller's session of
+    another zone too."""
     engine = Engine(spark=spark, catalogs=_catalogs(tmp_path))
     zone = spark.conf.get("spark.sql.session.timeZone")
     try:
@@ -206,6 +209,15 @@ def test_an_arrow_source_merges_into_a_journal_table_without_spark_and_as_spark_
         with spark_jobs(spark) as jobs:
             result = engine.execute(merge)
         assert (result.row_count, result.metrics["tier"], jobs) == (2, "driver", [])
+        # two rows: more than the driver tier reads as they are, and (a DataFrame's keys) more than it collects
+        monkeypatch.setattr(cost, "DRIVER_ARROW_MAX_ROWS", 1)
+        monkeypatch.setattr(cost, "DRIVER_LOOKUP_MAX_KEYS", 1)
+        engine.register_arrow("batch", pa.table({"id": pa.array([2, 4], pa.int64()), "v": ["B", "D"]}))
+        with spark_jobs(spark) as jobs:
+            result = engine.execute(merge)
+        assert (result.row_count, result.metrics["tier"], bool(jobs)) == (2, "spark", True)
+        engine.execute("DELETE FROM j.default.q WHERE id = 4")
+        monkeypatch.undo()
         spark.conf.set("spark.sql.session.timeZone", "America/New_York")
         stamped = pa.table(
             {

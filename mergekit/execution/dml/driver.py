@@ -26,7 +26,7 @@ from mergekit.execution.arrow.compiler import ArrowCompiler, Compiled, Unsupport
 from mergekit.execution.arrow.values import SourceColumns, ValuesProgram, compile_source
 from mergekit.execution.context import StatementContext
 from mergekit.execution.driver_query import DriverQuery, plain_type, plan_driver_query, run_driver_query
-from mergekit.execution.types import arrow_type, through_spark
+from mergekit.execution.types import kept_by_spark, through_spark
 from mergekit.execution.user_frames import UserFrame
 from mergekit.planner import JoinKind, MergePlan, TargetTable, apply_defaults, cost, plan_merge, source_dedup
 from mergekit.planner.cost import SourceEstimate
@@ -123,6 +123,8 @@ def plan_driver_merge(
             return found
         program, names = found
         source_rows = program.arrow.num_rows if isinstance(program, ArrowRows) else cost.DRIVER_SCAN_MAX_ROWS
+        if source_rows > cost.DRIVER_ARROW_MAX_ROWS:
+            return f"the source has more than {cost.DRIVER_ARROW_MAX_ROWS:,} rows"
     if target.insert_layout is not None or target.update_layout is not None:
         return "writers must receive rows routed by the connector's layout"
     if target.check_constraints:
@@ -237,8 +239,7 @@ def _arrow_source(frame: UserFrame, relation: msql.Relation) -> tuple[ArrowRows,
     arrow = frame.arrow
     if arrow is None:
         return "the source is a caller's DataFrame"
-    fields = frame.spark_fields
-    if any(not plain_type(t) or arrow_type(f.dataType) != t for f, t in zip(fields, arrow.schema.types, strict=True)):
+    if any(not plain_type(t) or not kept_by_spark(t) for t in arrow.schema.types):
         return "the source's Arrow columns are not all of types the driver tier compares as Spark (e.g. a timestamp)"
     names = tuple(relation.column_aliases) or tuple(arrow.column_names)
     if len(names) != arrow.num_columns or not _named(names):

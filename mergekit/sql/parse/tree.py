@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
@@ -36,7 +35,11 @@ __all__ = ["parse_tree", "plain_parse_message"]
 def parse_tree(text: str) -> exp.Expression:
     """The one statement in ``text`` as a sqlglot tree; SYNTAX_ERROR (with line and column if known) if not."""
     try:
-        trees = sqlglot.parse(text, read=DIALECT)
+        dialect = DIALECT()
+        # one tokenization for the parser and mergekit's grammar checks (which read the tokens' types, texts and
+        # positions only): a third of a small statement's parse
+        tokens = dialect.tokenize(text)
+        trees = dialect.parser().parse(tokens, text)
     except ParseError as e:
         hint = hint_for_parse_error(text)  # a mistake we can name (an unknown first word, backquotes, ...)
         if hint is not None:
@@ -60,7 +63,7 @@ def parse_tree(text: str) -> exp.Expression:
         raise syntax_error("expected exactly one statement")
     tree = found[0]
     check_depth(tree)
-    check_grammar(text, tree)
+    check_grammar(tree, tokens)
     check_typed_literals(tree)
     return tree
 
@@ -95,11 +98,10 @@ def _unexpected(tok: Any, expecting: str = "") -> MergekitError:
     return syntax_error(f"mismatched input '{text}'{'. Expecting: ' + expecting if expecting else ''}", line, col)
 
 
-def check_grammar(text: str, tree: exp.Expression) -> None:
+def check_grammar(tree: exp.Expression, tokens: list[Any]) -> None:
     """What sqlglot's lenient parser accepts and Trino's grammar does not: stray commas (``(a, , b)``,
     ``IN (1, 2,)``, ``SELECT a, FROM``), a query not starting with SELECT/WITH/VALUES/TABLE (``FROM t``), MERGE WHEN
-    clauses without MATCHED or THEN, and UPDATE's WHERE before SET."""
-    tokens = DIALECT().tokenize(text)
+    clauses without MATCHED or THEN, and UPDATE's WHERE before SET. ``tokens``: the statement's."""
     check_operators(tokens)
     words = [t.text.upper() if t.token_type != TokenType.STRING else "" for t in tokens]
     for i, tok in enumerate(tokens):
