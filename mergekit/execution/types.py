@@ -40,23 +40,24 @@ def arrow_type(t: T.DataType) -> pa.DataType:
     return pandas_types.to_arrow_type(t)
 
 
-#: Arrow types Spark keeps as they are (``arrow_type(spark_type(t)) == t``): the driver tier's results and rows
-#: have these without importing pyspark (tests/engine/test_types.py compares each with the round trip).
+#: Arrow types Spark keeps as they are (``arrow_type(spark_type(t)) == t``; so does NULL's): the driver tier's
+#: results and rows have these without importing pyspark (tests/engine/test_lazy_spark.py compares each with the
+#: round trip).
 _SPARK_KEEPS = frozenset(
     [pa.bool_(), pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.float32(), pa.float64(), pa.string()]
-    + [pa.binary(), pa.date32(), pa.null()]
+    + [pa.binary(), pa.date32()]
 )
 
 
 def kept_by_spark(t: pa.DataType) -> bool:
     """Whether Spark reads a value of Arrow type ``t`` as it is (``through_spark(t) == t``), other than NULL."""
-    return (t in _SPARK_KEEPS and t != pa.null()) or pa.types.is_decimal128(t)
+    return t in _SPARK_KEEPS or pa.types.is_decimal128(t)
 
 
 def through_spark(t: pa.DataType) -> pa.DataType:
     """The Arrow type a value of type ``t`` has after Spark: ``arrow_type(spark_type(t))`` (a large string is a
     string, a timestamp microseconds in UTC), computed without pyspark for the types the driver tier uses."""
-    if t in _SPARK_KEEPS or pa.types.is_decimal128(t):
+    if kept_by_spark(t) or t == pa.null():
         return t
     if pa.types.is_timestamp(t):
         return pa.timestamp("us", tz="UTC" if t.tz else None)

@@ -239,7 +239,7 @@ def _arrow_source(frame: UserFrame, relation: msql.Relation) -> tuple[ArrowRows,
     arrow = frame.arrow
     if arrow is None:
         return "the source is a caller's DataFrame"
-    if any(not plain_type(t) or not kept_by_spark(t) for t in arrow.schema.types):
+    if not all(kept_by_spark(t) for t in arrow.schema.types):  # (each of them a plain type)
         return "the source's Arrow columns are not all of types the driver tier compares as Spark (e.g. a timestamp)"
     names = tuple(relation.column_aliases) or tuple(arrow.column_names)
     if len(names) != arrow.num_columns or not _named(names):
