@@ -70,8 +70,9 @@ class StatementContext:
         self.constraints: dict[msql.TableRef, Constraint] = {}  # partition pruning hints per table read
         self.scans: list[dict[str, Any]] = []  # what each connector scan read (splits), for Result.metrics
         self.created: list[str] = []
-        # the statement has a predicate that may fail on a row: scans keep their row filtering below it
-        self.guard_scans = False
+        # the statement has a predicate that may fail on a row: scans keep their row filtering below it (a bool,
+        # or what computes it when a Spark scan first asks: the driver tier never does)
+        self._guard_scans: bool | Callable[[], bool] = False
 
     @property
     def spark(self) -> SparkSession:
@@ -81,6 +82,18 @@ class StatementContext:
             assert self._open_spark is not None, "a statement context without a Spark session"
             self._spark = self._open_spark()
         return self._spark
+
+    @property
+    def guard_scans(self) -> bool:
+        """Whether a predicate of the statement may fail on a row (``mergekit.sql.predicates_may_fail``): Spark
+        scans then keep their row-version filtering below it. Set as a bool or as what computes it, asked once."""
+        if callable(self._guard_scans):
+            self._guard_scans = bool(self._guard_scans())
+        return self._guard_scans
+
+    @guard_scans.setter
+    def guard_scans(self, value: bool | Callable[[], bool]) -> None:
+        self._guard_scans = value
 
     @property
     def user_zone(self) -> str | None:

@@ -45,7 +45,7 @@ def in_context(handler: Callable[[StatementContext, Any], Result]) -> Handler:
     def run(runner: StatementRunner, statement: Any, options: Mapping[str, Any]) -> Result:
         def body(ctx: StatementContext) -> Result:
             expanded = expand_statement_views(ctx, statement)  # views become their queries (execution.views)
-            ctx.guard_scans = msql.predicates_may_fail(expanded)
+            ctx.guard_scans = lambda: msql.predicates_may_fail(expanded)  # computed if a Spark scan asks
             return handler(ctx, expanded)
 
         return runner.in_statement(body, **options)

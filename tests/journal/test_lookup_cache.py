@@ -14,7 +14,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 from mergekit_journal import _lookup_cache
-from mergekit_journal._lookup_cache import LookupCache, read_row_groups
+from mergekit_journal._lookup_cache import LookupCache, held_keys, read_row_groups
 from mergekit_journal._storage import ROW_GROUP_ROWS
 
 from mergekit import Engine
@@ -98,6 +98,30 @@ def test_a_file_replaced_under_the_same_name_is_read_again(tmp_path, monkeypatch
     pq.write_table(pa.table({"k": [7, 8, 9, 10]}), path)
     table, present = read_row_groups(fs, path, ["k"], first_group, threads=False)
     assert table["k"].to_pylist() == [7, 8, 9, 10] and present == {"k"}
+
+
+def test_held_keys_are_the_wanted_keys_the_file_holds_and_none_where_it_does_not_apply(tmp_path, monkeypatch):
+    """A delta's keys kept sorted (a small MERGE asks each delta which of its keys it holds): the same answer as
+    reading the file, from an unsorted key column with repeats (versions of one key) written as INTEGER and read as
+    BIGINT; a string key, a NULL among the wanted keys, a file past the bound or no cache: None (read the file)."""
+    monkeypatch.setattr(_lookup_cache, "cache", LookupCache(2**20))
+    fs, path = pafs.LocalFileSystem(), str(tmp_path / "delta.parquet")
+    written = [40, 7, 7, -3, 1_000, 40, 12]
+    pq.write_table(pa.table({"k": pa.array(written, pa.int32()), "v": list(range(7))}), path, row_group_size=3)
+    wanted = pa.array([-5, -3, 7, 8, 12, 40, 999, 1_000, 2**40], pa.int64())
+    for _ in range(2):  # the second answer from the cache
+        held = held_keys(fs, path, "k", pa.int64(), wanted)
+        assert held.type == pa.int64() and held.to_pylist() == [-3, 7, 12, 40, 1_000]
+    assert _lookup_cache.cache.hits >= 1
+    assert held_keys(fs, path, "k", pa.int64(), pa.array([], pa.int64())).to_pylist() == []
+    assert held_keys(fs, path, "k", pa.int64(), pa.array([7, None], pa.int64())) is None
+    assert held_keys(fs, path, "k", pa.string(), pa.array(["7"])) is None
+    monkeypatch.setattr(_lookup_cache, "SORTED_KEYS_MAX_ROWS", 6)
+    other = str(tmp_path / "large.parquet")
+    pq.write_table(pa.table({"k": pa.array(written, pa.int64())}), other)
+    assert held_keys(fs, other, "k", pa.int64(), wanted) is None
+    monkeypatch.setattr(_lookup_cache, "cache", LookupCache(0))
+    assert held_keys(fs, path, "k", pa.int64(), wanted) is None
 
 
 def test_the_cache_keeps_the_most_recently_used_within_its_capacity():
