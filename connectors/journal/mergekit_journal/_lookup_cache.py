@@ -146,8 +146,7 @@ def held_keys(
     """Which of ``values`` (integers of ``arrow_type``, no nulls) the file's ``column`` holds, found in the
     file's key column kept sorted in :data:`cache`: a small MERGE asks every delta of the table which of its keys
     it holds, statement after statement, and a search of a sorted array answers in microseconds where reading the
-    column's row groups and filtering them took a quarter of a millisecond a file (a third of the lookups of a
-    10-row upsert). None when that does not apply (not integers, nulls, no cache, a large file): read the file."""
+    column's row groups and filtering them took about a quarter of a millisecond a file. None when that does not apply (not integers, nulls, no cache, a large file): read the file."""
     if cache.capacity <= 0 or "pyspark.worker" in sys.modules or values.null_count:
         return None
     if not (pa.types.is_integer(arrow_type) and values.type == arrow_type):

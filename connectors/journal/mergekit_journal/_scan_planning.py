@@ -45,7 +45,7 @@ from ._handles import (
     JournalTableHandle,
     TableSpec,
 )
-from ._lookup_cache import held_keys
+from ._lookup_cache import SORTED_KEYS_MAX_ROWS, held_keys
 from ._snapshots import _FILE_COLUMNS, _FILE_JOIN, FileRow, SnapshotMetadata, _file_row, _overlaps
 from ._storage import KeyFilter, concat, filesystem, join_path, may_hold, read_versioned
 
@@ -334,16 +334,18 @@ def _delta_hits(
 ) -> tuple[list[pa.ChunkedArray], list[FileRow]]:
     """The wanted keys each delta holds, and the deltas that hold any, read on the driver. A few wanted
     keys: searched in each delta's key column kept sorted by the lookup cache (``held_keys``: integer keys, deltas
-    of up to a million rows), else each file's row groups that can hold one, filtered. Many (a MERGE source's value set): every
-    delta's key column, probed at once, as a hash table of a million keys costs more to build (~50 ms)
-    than a delta's key column to read, and a table after 100 MERGEs has 100 deltas."""
+    of up to ``SORTED_KEYS_MAX_ROWS``), else each file's row groups that can hold one, filtered. Many (a MERGE
+    source's value set): every delta's key column, probed at once, as a hash table of a million keys costs more to
+    build (~50 ms) than a delta's key column to read, and a table after 100 MERGEs has 100 deltas."""
     first = spec.key[0]
     if len(keys.values) < _PROBE_DELTAS_AT_ONCE:
         key_type = next(c.type for c in spec.columns if c.name == first)
         fs, base = filesystem(warehouse)
         found = []
         for f in deltas:
-            held = held_keys(fs, join_path(base, f.path), spec.physical(first), key_type, keys.values)
+            held = None
+            if f.row_count <= SORTED_KEYS_MAX_ROWS:
+                held = held_keys(fs, join_path(base, f.path), spec.physical(first), key_type, keys.values)
             if held is None:  # (not an integer key, or a large delta: its row groups that may hold them)
                 held = read_versioned(warehouse, spec, f.ref(), [first], keys=keys).column(first)
             found.append(pa.chunked_array([held]) if isinstance(held, pa.Array) else held)
