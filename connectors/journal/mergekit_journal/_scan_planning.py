@@ -339,7 +339,7 @@ def _delta_hits(
     build (~50 ms) than a delta's key column to read, and a table after 100 MERGEs has 100 deltas."""
     first = spec.key[0]
     if len(keys.values) < _PROBE_DELTAS_AT_ONCE:
-        key_type = next(c.type for c in spec.columns if c.name == first)
+        key_type = spec.column(first).type
         fs, base = filesystem(warehouse)
         found = []
         for f in deltas:
