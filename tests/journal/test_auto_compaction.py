@@ -28,7 +28,9 @@ def _run(engine: Engine, sql: str):
 
 
 def _operations(engine: Engine) -> list[str]:
-    return [r[2] for r in _run(engine, "DESCRIBE HISTORY t").rows()]
+    """The table's history once the compactions its commits made due (in the background) have run."""
+    assert engine.catalogs.get("lake").wait_for_compactions(timeout=60)
+    return [r[2] for r in engine.execute("DESCRIBE HISTORY t").rows()]
 
 
 @pytest.fixture
@@ -49,9 +51,11 @@ def test_small_commits_are_compacted_and_read_the_same(spark, tmp_path):
         if i == 20:
             at_20 = sorted(expected.items())
     assert engine.execute("SELECT * FROM t ORDER BY id").rows() == sorted(expected.items())
+    assert engine.catalogs.get("lake").wait_for_compactions(timeout=60)
     operations = [r[2] for r in engine.execute("DESCRIBE HISTORY t").rows()]
     assert operations.count("write") == 40
-    assert operations.count("compact") >= 4  # 40 one-row commits: a compaction every 8 or so
+    # 40 one-row commits: a compaction every 8 or so (in the background: one may take in more commits' files)
+    assert operations.count("compact") >= 2
     # time travel reads the versions before a compaction from the files they had
     version_20 = [r[0] for r in engine.execute("DESCRIBE HISTORY t").rows() if r[2] == "write"][::-1][20]
     assert engine.execute(f"SELECT * FROM t FOR VERSION AS OF {version_20} ORDER BY id").rows() == at_20
@@ -96,6 +100,7 @@ def _file(file_id: int, rows: int, *, supersedes: bool = False) -> FileRow:
         row_count=rows,
         size_bytes=rows * 10,
         vacuumed=False,
+        order_seq=file_id,
     )
 
 
@@ -135,28 +140,149 @@ def test_a_table_whose_deltas_outgrow_a_share_of_it_is_compacted_in_full():
     assert plan_auto_compaction(files, min_files=8, base_files=10, small_rows=SMALL).full
 
 
-def test_a_compaction_that_a_commit_overtook_is_refused(tmp_path):
-    """A compaction whose files were read before another statement committed must not commit: its files would be
-    ordered after that statement's and hold older versions of its keys (the table would show both)."""
-    from mergekit_journal._compaction import compact_files
-
-    engine = Engine.local(str(tmp_path / "warehouse"), connector="journal")
-    _run(engine, "CREATE TABLE t (id BIGINT NOT NULL, name VARCHAR, PRIMARY KEY (id)) WITH (auto_compact = false)")
-    for i in range(3):
-        _run(engine, UPSERT.format(id=1, i=i))
-    connector = engine.catalogs.get("lake")
-    metadata = connector.get_metadata()
-    session = ConnectorSession(catalog="lake")
-    handle = metadata.get_table_handle(session=session, table=SchemaTableName(schema="default", table="t"))
+def _read_snapshot(engine: Engine):
+    """A compaction to run by hand: the journal's metadata, table t's handle and its snapshot's files."""
+    metadata = engine.catalogs.get("lake").get_metadata()
+    handle = metadata.get_table_handle(
+        session=ConnectorSession(catalog="lake"), table=SchemaTableName(schema="default", table="t")
+    )
     with metadata.catalog.read() as cur:
         files = metadata.files_at(cur, handle.table_id, handle.snapshot_seq)
-    _run(engine, UPSERT.format(id=1, i=99))  # commits after the compaction read its files
+    return metadata, handle, files
+
+
+@pytest.mark.parametrize("full", [True, False], ids=["full", "run"])
+def test_a_compaction_that_writes_overtook_goes_before_them_in_commit_order(spark, tmp_path, full):
+    """Statements that commit rows while a compaction runs do not stop it: its files take the place in commit
+    order of the files they replace, before those statements' files, so every read (a key lookup on the driver, a
+    full scan on Spark, time travel to each version) shows what it showed before the compaction."""
+    from mergekit_journal._compaction import compact_files
+
+    engine = Engine.local(str(tmp_path / "warehouse"), connector="journal", spark=spark)
+    engine.execute("CREATE TABLE t (id BIGINT NOT NULL, name VARCHAR, PRIMARY KEY (id)) WITH (auto_compact = false)")
+    engine.execute("INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd')")
+    for i in range(3):
+        engine.execute(UPSERT.format(id=1, i=i))
+    metadata, handle, files = _read_snapshot(engine)
+    files = files if full else files[1:]  # the run: the upserts' files, not the INSERT's
+    # commits after the compaction read its files: an update of a key it rewrites, a delete, an insert
+    engine.execute(UPSERT.format(id=1, i=99))
+    engine.execute("DELETE FROM t WHERE id = 2")
+    engine.execute(UPSERT.format(id=5, i=5))
+    versions = [r[0] for r in engine.execute("DESCRIBE HISTORY t").rows()]
+    before = {v: engine.execute(f"SELECT * FROM t FOR VERSION AS OF {v} ORDER BY id").rows() for v in versions}
+    latest = [(1, "v99"), (3, "c"), (4, "d"), (5, "v5")]
+    assert before[versions[0]] == latest
+
+    result = compact_files(metadata, handle, files, cutoff=None, merge_id="compact-test", summary={}, full=full)
+    assert result["files_removed"] == len(files)
+    assert _operations(engine)[:4] == ["compact", "write", "write", "write"]
+    assert engine.execute("SELECT * FROM t ORDER BY id").rows() == latest  # the driver tier
+    assert engine.execute("SELECT * FROM t WHERE id IN (1, 2, 5) ORDER BY id").rows() == [(1, "v99"), (5, "v5")]
+    engine.execute("SET SESSION driver_tier = 'off'")
+    assert engine.execute("SELECT * FROM t ORDER BY id").rows() == latest  # Spark: the base read natively
+    for v, rows in before.items():
+        assert engine.execute(f"SELECT * FROM t FOR VERSION AS OF {v} ORDER BY id").rows() == rows, v
+    engine.execute("RESET SESSION driver_tier")
+    engine.execute(UPSERT.format(id=1, i=100))  # and the table takes the next commit
+    assert engine.execute("SELECT * FROM t WHERE id = 1").rows() == [(1, "v100")]
+    engine.close()
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ("TRUNCATE TABLE t", "TRUNCATE"),
+        ("ALTER TABLE t SET PROPERTIES auto_compact_files = 4", "SET PROPERTIES"),
+        ("ALTER TABLE t ADD COLUMN note VARCHAR", "ADD COLUMN"),
+    ],
+)
+def test_a_compaction_overtaken_by_anything_but_writes_is_refused(tmp_path, change, words):
+    """A TRUNCATE, a change of properties or columns (or another compaction) while a compaction runs: the
+    compaction is refused with TRANSACTION_CONFLICT, its files deleted, and the table is as that commit left it."""
+    from mergekit_journal._compaction import compact_files
+
+    warehouse = tmp_path / "warehouse"
+    engine = Engine.local(str(warehouse), connector="journal")
+    _run(engine, "CREATE TABLE t (id BIGINT NOT NULL, name VARCHAR, PRIMARY KEY (id)) WITH (auto_compact = false)")
+    for i in range(3):
+        _run(engine, UPSERT.format(id=i, i=i))
+    metadata, handle, files = _read_snapshot(engine)
+    _run(engine, UPSERT.format(id=1, i=99))
+    _run(engine, change)
+    expected = _run(engine, "SELECT * FROM t ORDER BY id").rows()
     with pytest.raises(MergekitError) as err:
         compact_files(metadata, handle, files, cutoff=None, merge_id="compact-test", summary={})
     assert err.value.code.name == "TRANSACTION_CONFLICT"
-    assert "during its compaction" in str(err.value)
-    assert _run(engine, "SELECT * FROM t").rows() == [(1, "v99")]
+    assert words in str(err.value) and "during its compaction" in str(err.value)
+    assert _run(engine, "SELECT * FROM t ORDER BY id").rows() == expected
     assert "compact" not in _operations(engine)
+    assert not list(warehouse.rglob("compact-test"))
+    engine.close()
+
+
+def test_a_commit_returns_before_its_automatic_compaction_runs(tmp_path, monkeypatch):
+    """The automatic compaction a commit makes due runs in the background: the statement returns at once, the next
+    statements commit while it runs (it goes before them in commit order), ``vacuum`` waits for it (the files it
+    wrote are not yet referenced), ``CALL compact`` succeeds beside it, and closing the engine waits for it."""
+    import threading
+
+    from mergekit_journal import _compaction
+
+    started, release = threading.Event(), threading.Event()
+    commit = _compaction._commit
+
+    def slow_commit(*args, **kwargs):  # the compaction's files are written; its catalog transaction waits
+        started.set()
+        assert release.wait(60)
+        return commit(*args, **kwargs)
+
+    monkeypatch.setattr(_compaction, "_commit", slow_commit)
+    engine = Engine.local(str(tmp_path / "warehouse"), connector="journal")
+    _run(engine, "CREATE TABLE t (id BIGINT NOT NULL, name VARCHAR, PRIMARY KEY (id)) WITH (auto_compact_files = 3)")
+    for i in range(3):
+        _run(engine, UPSERT.format(id=i, i=i))  # the third makes a compaction due
+    assert started.wait(60)
+    for i in range(3, 6):  # commits while the compaction waits
+        _run(engine, UPSERT.format(id=i % 4, i=i))
+    connector = engine.catalogs.get("lake")
+    assert not connector.wait_for_compactions(timeout=0.2)  # still running
+    assert "compact" not in [r[2] for r in _run(engine, "DESCRIBE HISTORY t").rows()]
+    release.set()
+    assert connector.wait_for_compactions(timeout=60)
+    operations = [r[2] for r in _run(engine, "DESCRIBE HISTORY t").rows()]
+    assert operations.count("write") == 6 and "compact" in operations
+    expected = [(0, "v4"), (1, "v5"), (2, "v2"), (3, "v3")]
+    assert _run(engine, "SELECT * FROM t ORDER BY id").rows() == expected
+    assert _run(engine, "SELECT * FROM t WHERE id IN (0, 1) ORDER BY id").rows() == expected[:2]
+
+    for procedure in ("vacuum(table => 't', retain_seconds => 0)", "compact(table => 't')"):
+        release.clear()
+        started.clear()
+        for i in range(3):
+            _run(engine, UPSERT.format(id=10 + i, i=i))
+        assert started.wait(60)
+        threading.Timer(0.5, release.set).start()
+        _run(engine, f"CALL lake.system.{procedure}")
+        assert release.is_set(), procedure  # it waited for the compaction
+        expected += [(10 + i, f"v{i}") for i in range(3)]
+        assert _run(engine, "SELECT * FROM t ORDER BY id").rows() == sorted(set(expected)), procedure
+        _run(engine, "DELETE FROM t WHERE id IN (10, 11, 12)")
+        expected = expected[:4]
+    assert connector.wait_for_compactions(timeout=60)
+
+    # a compaction due when the engine closes: close waits for it
+    release.clear()
+    started.clear()
+    for i in range(6, 9):
+        _run(engine, UPSERT.format(id=i, i=i))
+    assert started.wait(60)
+    threading.Timer(0.5, release.set).start()
+    engine.close()
+    assert release.is_set()
+    engine = Engine.local(str(tmp_path / "warehouse"), connector="journal")
+    assert _operations(engine)[0] == "compact"
+    assert _run(engine, "SELECT count(*) FROM t").rows() == [(7,)]
     engine.close()
 
 

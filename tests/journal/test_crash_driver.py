@@ -112,8 +112,9 @@ def test_killed_during_automatic_compaction_keeps_the_commit(warehouse, tmp_path
     assert after["history"] == [(8, "write"), *before["history"]]
     engine = _vacuum_and_write(warehouse, orphans)
     try:
-        # the next commit makes the compaction due again, and it runs: one file holds the table
+        # the next commit makes the compaction due again, and it runs (in the background): one file holds the table
         _no_spark(engine, "UPDATE t SET name = 'after' WHERE id = 1")
+        assert engine.catalogs.get("lake").wait_for_compactions(timeout=60)
         history = [r[2] for r in _no_spark(engine, "DESCRIBE HISTORY t").rows()]
         assert history[:3] == ["compact", "write", "write"]
         rows = _no_spark(engine, "SELECT * FROM t ORDER BY id").rows()

@@ -191,7 +191,7 @@ def test_journal_cut_points_and_key_range() -> None:
         return FileRow(
             file_id=lo or 0, path="p", added_seq=1, removed_seq=None, row_version=1, committed_at=0,
             explicit_versions=False, supersedes=False, key_min=lo, key_max=hi, min_version=1, max_version=1,
-            row_count=rows, size_bytes=1, vacuumed=False,
+            row_count=rows, size_bytes=1, vacuumed=False, order_seq=1,
         )  # fmt: skip
 
     assert partition_points([file(20, 29), file(0, 9), file(10, 19)]) == (10, 20)

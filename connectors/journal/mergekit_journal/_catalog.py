@@ -72,7 +72,8 @@ _SCHEMA = [
         max_version BIGINT NOT NULL,
         explicit_versions INTEGER NOT NULL,
         supersedes INTEGER NOT NULL,
-        vacuumed INTEGER NOT NULL DEFAULT 0
+        vacuumed INTEGER NOT NULL DEFAULT 0,
+        order_seq BIGINT
     )""",
     # The table's definition as of each version that changed it (RENAME/DROP COLUMN, SET DATA TYPE, ADD COLUMN,
     # MERGE WITH SCHEMA EVOLUTION), so time travel reads a version under the columns it had.
@@ -115,6 +116,11 @@ _SCHEMA = [
     "CREATE INDEX IF NOT EXISTS mk_files_added ON mk_files (table_id, added_seq)",
     "CREATE INDEX IF NOT EXISTS mk_commits_merge ON mk_commits (merge_id)",
 ]
+
+# Columns added after a catalog's tables may have been created: (table, column, type), added where missing.
+# ``mk_files.order_seq``: where a file sits in the table's commit order when that is not its commit (a compaction
+# rebased over commits that landed while it ran, ``_compaction``); NULL: its ``added_seq``.
+_ADDED_COLUMNS = [("mk_files", "order_seq", "BIGINT")]
 
 
 class Cursor:
@@ -183,6 +189,9 @@ class SqliteCatalog(Catalog):
         with self.write() as cur:
             for stmt in _SCHEMA:
                 cur.execute(stmt.format(serial="INTEGER"))
+            for table, column, sql_type in _ADDED_COLUMNS:
+                if column not in {r[1] for r in cur.execute(f"PRAGMA table_info({table})")}:
+                    cur.execute(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}")
 
     def _retry(self, fn: Any) -> Any:
         for attempt in range(self.RETRIES):
@@ -254,6 +263,8 @@ class PostgresCatalog(Catalog):
             cur.execute("SELECT pg_advisory_xact_lock(7311031)")
             for stmt in _SCHEMA:
                 cur.execute(stmt.format(serial="BIGSERIAL"))
+            for table, column, sql_type in _ADDED_COLUMNS:
+                cur.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {sql_type}")
 
     @contextlib.contextmanager
     def read(self) -> Iterator[Cursor]:

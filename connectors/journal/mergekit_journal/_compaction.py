@@ -18,14 +18,24 @@ table has ``auto_compact_files`` files after its base (the rows that version res
 hold more than ``FULL_COMPACTION_DELTA_FRACTION`` of its rows, the whole table is compacted instead (as ``CALL
 compact``), up to ``FULL_COMPACTION_MAX_ROWS`` rows (a larger table: the run only).
 
-The writer's commit is done before any of this: a compaction that fails (a concurrent compaction or TRUNCATE took
-its files, a full disk) is logged and leaves the table as the commit left it; the statement succeeds.
+Automatic compactions run in the background (:class:`Compactions`: one thread per connector, started when a commit
+makes one due and ended when none is left), so a writer's statement returns as soon as its commit is made; the
+connector's ``shutdown`` (``Engine.close``) and the end of the process wait for the compactions due to finish. A
+compaction that fails (a concurrent compaction or TRUNCATE took its files, a change of columns, a full disk) is logged
+and leaves the table as the commits left it; the next commit tries again.
+
+Commits that land while a compaction runs do not stop it: its files take the place in commit order of the files
+they replace (``mk_files.order_seq``: the snapshot the compaction read), before those commits, whose files
+supersede versions of the rewritten rows as they did those of the replaced files. That holds when those commits
+only wrote rows (``write``); after any other (a TRUNCATE, a change of columns or properties, another compaction)
+the compaction is refused with ``TRANSACTION_CONFLICT`` and its files deleted.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -38,11 +48,12 @@ import pyarrow.parquet as pq
 from mergekit.errors import ErrorCode, MergekitError
 
 from ._handles import AUTO_COMPACT_FILES, OP_COLUMN, JournalTableHandle, encode_value
-from ._snapshots import FileRow, SnapshotMetadata, _now_us
+from ._snapshots import FileRow, SnapshotMetadata, _now_us, commit_order
 from ._storage import ROW_GROUP_ROWS, S, V, concat, dictionary_columns, filesystem, join_path, read_versioned
 
 __all__ = [
     "AutoCompaction",
+    "Compactions",
     "auto_compact",
     "plan_auto_compaction",
     "compact_files",
@@ -83,7 +94,7 @@ def plan_auto_compaction(
     """The automatic compaction due after a commit whose snapshot has ``files`` (the first ``base_files`` of them,
     in commit order, are the base), or None (module docstring). Files of more than ``small_rows`` rows never join a
     run: a bulk load's or a large MERGE's files are left alone."""
-    ordered = sorted(files, key=lambda f: (f.added_seq, f.file_id))
+    ordered = sorted(files, key=commit_order)
     run: list[FileRow] = []
     total = 0
     for f in reversed(ordered):
@@ -101,44 +112,86 @@ def plan_auto_compaction(
     return AutoCompaction(tuple(reversed(run)), full=False) if len(run) >= need else None
 
 
+class Compactions:
+    """The automatic compactions due in one connector's tables, run one at a time by a background thread (module
+    docstring). ``submit`` queues tables after a commit (a table already queued is compacted once, from its
+    snapshot when its turn comes); ``wait`` blocks until none is queued or running."""
+
+    def __init__(self, metadata: SnapshotMetadata) -> None:
+        self._metadata = metadata
+        self._lock = threading.Condition()
+        self._queued: dict[int, JournalTableHandle] = {}
+        self._worker: threading.Thread | None = None
+
+    def submit(self, handles: Sequence[JournalTableHandle]) -> None:
+        with self._lock:
+            for h in handles:
+                self._queued[h.table_id] = h
+            if self._queued and self._worker is None:
+                # not a daemon: the end of the process waits for the compaction (a kill leaves only orphan files)
+                self._worker = threading.Thread(target=self._run, name="mergekit-journal-compaction")
+                self._worker.start()
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                if not self._queued:
+                    self._worker = None
+                    self._lock.notify_all()
+                    return
+                h = self._queued.pop(next(iter(self._queued)))
+            compact_if_due(self._metadata, h)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until no compaction is queued or running (False: ``timeout`` seconds passed first)."""
+        with self._lock:
+            return self._lock.wait_for(lambda: self._worker is None, timeout)
+
+
 def auto_compact(metadata: SnapshotMetadata, handles: Sequence[JournalTableHandle]) -> None:
-    """The automatic compaction of each table of ``handles`` that is due, after a commit to it; never raises."""
+    """After a commit to each table of ``handles``: queue their automatic compactions (``metadata.compactions``),
+    which run in the background; never raises."""
+    try:
+        metadata.compactions.submit(
+            [h for h in handles if not h.time_travel and h.spec.stream is None and h.spec.auto_compact]
+        )
+    except Exception as exc:  # the commit stands (a thread that cannot start: the next commit tries again)
+        _log.warning("automatic compaction not started: %s", exc)
+
+
+def compact_if_due(metadata: SnapshotMetadata, h: JournalTableHandle) -> None:
+    """The automatic compaction of ``h``'s table, if one is due at its current snapshot; never raises."""
     from ._scan_planning import _base_prefix  # (scan planning builds on the metadata mixins this module serves)
 
-    for h in handles:
-        try:
-            if h.time_travel or h.spec.stream is not None or not h.spec.auto_compact:
-                continue
-            with metadata.catalog.read() as cur:
-                rows = cur.execute("SELECT current_seq, schema_seq FROM mk_tables WHERE table_id = ?", (h.table_id,))
-                if not rows or rows[0][1] != h.schema_seq:  # dropped, or its columns changed since: next time
-                    continue
-                h = attrs.evolve(h, snapshot_seq=rows[0][0])
-                files = metadata.files_at(cur, h.table_id, h.snapshot_seq)
-                if len(files) < max(2, h.spec.auto_compact_files):
-                    continue
-                raw = cur.execute(
-                    "SELECT f.file_id FROM mk_files f JOIN mk_commits c ON c.table_id = f.table_id AND "
-                    "c.seq = f.added_seq WHERE f.table_id = ? AND f.removed_seq IS NULL AND c.operation = 'raw'",
-                    (h.table_id,),
-                )
-            ordered = sorted(files, key=lambda f: (f.added_seq, f.file_id))
-            due = plan_auto_compaction(
-                ordered,
-                min_files=h.spec.auto_compact_files,
-                base_files=_base_prefix(ordered),
-                small_rows=max(1, metadata.config.rows_per_file // SMALL_FILE_SHARE),
-                raw_file_ids=frozenset(r[0] for r in raw),
+    try:
+        with metadata.catalog.read() as cur:
+            rows = cur.execute("SELECT current_seq, schema_seq FROM mk_tables WHERE table_id = ?", (h.table_id,))
+            if not rows or rows[0][1] != h.schema_seq:  # dropped, or its columns changed since: next time
+                return
+            h = attrs.evolve(h, snapshot_seq=rows[0][0])
+            files = metadata.files_at(cur, h.table_id, h.snapshot_seq)
+            if len(files) < max(2, h.spec.auto_compact_files):
+                return
+            raw = cur.execute(
+                "SELECT f.file_id FROM mk_files f JOIN mk_commits c ON c.table_id = f.table_id AND "
+                "c.seq = f.added_seq WHERE f.table_id = ? AND f.removed_seq IS NULL AND c.operation = 'raw'",
+                (h.table_id,),
             )
-            if due is None:
-                continue
-            merge_id = f"auto-compact-{uuid.uuid4().hex[:12]}"
-            cutoff = retention_cutoff(metadata, h, metadata.config.retention) if due.full else None
-            compact_files(
-                metadata, h, due.files, cutoff=cutoff, merge_id=merge_id, summary={"auto": True}, full=due.full
-            )
-        except Exception as exc:  # the commit stands; the next commit tries again
-            _log.warning("automatic compaction of journal table %s skipped: %s", h.logical, exc)
+        ordered = sorted(files, key=commit_order)
+        due = plan_auto_compaction(
+            ordered,
+            min_files=h.spec.auto_compact_files,
+            base_files=_base_prefix(ordered),
+            small_rows=max(1, metadata.config.rows_per_file // SMALL_FILE_SHARE),
+            raw_file_ids=frozenset(r[0] for r in raw),
+        )
+        if due is None:
+            return
+        merge_id = f"auto-compact-{uuid.uuid4().hex[:12]}"
+        cutoff = retention_cutoff(metadata, h, metadata.config.retention) if due.full else None
+        compact_files(metadata, h, due.files, cutoff=cutoff, merge_id=merge_id, summary={"auto": True}, full=due.full)
+    except Exception as exc:  # the commits stand; the next commit tries again
+        _log.warning("automatic compaction of journal table %s skipped: %s", h.logical, exc)
 
 
 def retention_cutoff(metadata: SnapshotMetadata, h: JournalTableHandle, retention: int | None) -> int | None:
@@ -264,6 +317,25 @@ def _commit(
     ids = [f.file_id for f in files]
     marks = ", ".join("?" for _ in ids)
     with metadata.catalog.write(lock_table_id=h.table_id) as cur:
+        rows = cur.execute(
+            "SELECT current_seq, last_row_version, last_committed_at, schema_seq FROM mk_tables WHERE table_id = ?",
+            (h.table_id,),
+        )
+        current, last_rv, last_at, schema_seq = rows[0]
+        # Commits since the files were read: the new files go before them in commit order (``order_seq``), which
+        # keeps the table's rows when those commits only wrote rows (module docstring).
+        other = cur.execute(
+            "SELECT seq, operation FROM mk_commits WHERE table_id = ? AND seq > ? AND seq <= ? AND operation <> 'write' "
+            "ORDER BY seq LIMIT 1",
+            (h.table_id, h.snapshot_seq, current),
+        )
+        if other:
+            seq, operation = other[0]
+            raise MergekitError(
+                ErrorCode.TRANSACTION_CONFLICT,
+                f"Table {h.logical} was changed by a concurrent {operation.upper().replace('_', ' ')} (version {seq}) "
+                "during its compaction",
+            )
         still = cur.execute(
             f"SELECT COUNT(*) FROM mk_files WHERE table_id = ? AND removed_seq IS NULL AND file_id IN ({marks})",
             (h.table_id, *ids),
@@ -271,18 +343,6 @@ def _commit(
         if still[0][0] != len(ids):
             raise MergekitError(
                 ErrorCode.TRANSACTION_CONFLICT, f"Table {h.logical} was truncated or compacted concurrently"
-            )
-        rows = cur.execute(
-            "SELECT current_seq, last_row_version, last_committed_at, schema_seq FROM mk_tables WHERE table_id = ?",
-            (h.table_id,),
-        )
-        current, last_rv, last_at, schema_seq = rows[0]
-        if current != h.snapshot_seq:
-            # a commit since the files were read: its rows are newer than the rewritten ones, yet the new files would
-            # be ordered after it (a base file read plainly would shadow its versions)
-            raise MergekitError(
-                ErrorCode.TRANSACTION_CONFLICT,
-                f"Table {h.logical} was written by a concurrent statement (version {current}) during its compaction",
             )
         if schema_seq != h.schema_seq:  # the files were read and written with the columns of before
             raise MergekitError(
@@ -311,8 +371,8 @@ def _commit(
         for w in written:
             cur.execute(
                 "INSERT INTO mk_files (table_id, path, added_seq, removed_seq, row_count, size_bytes, key_min, "
-                "key_max, min_version, max_version, explicit_versions, supersedes, vacuumed) "
-                "VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, 1, ?, 0)",
+                "key_max, min_version, max_version, explicit_versions, supersedes, vacuumed, order_seq) "
+                "VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, 1, ?, 0, ?)",
                 (
                     h.table_id,
                     w["path"],
@@ -324,6 +384,7 @@ def _commit(
                     w["min_version"],
                     w["max_version"],
                     int(supersedes),
+                    h.snapshot_seq,  # in commit order where the files it replaces were
                 ),
             )
         cur.execute(

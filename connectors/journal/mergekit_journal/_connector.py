@@ -90,7 +90,13 @@ class JournalConnector(Connector):
             "vacuum": functools.partial(vacuum, self._metadata),
         }
 
+    def wait_for_compactions(self, timeout: float | None = None) -> bool:
+        """Block until the automatic compactions this connector's commits made due have run (they run in the
+        background, ``_compaction``); False when ``timeout`` seconds passed first."""
+        return self._metadata.compactions.wait(timeout)
+
     def shutdown(self) -> None:
+        self._metadata.compactions.wait()  # the compactions due finish first (a kill leaves orphan files only)
         self._catalog.close()
 
 

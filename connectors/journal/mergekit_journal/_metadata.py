@@ -32,7 +32,10 @@ from mergekit.spi import (
     Constraint,
 )
 
+from ._catalog import Catalog
 from ._commit import CommitMetadata
+from ._compaction import Compactions
+from ._config import JournalConfig
 from ._constraints import ConstraintMetadata
 from ._ddl import DdlMetadata
 from ._jobs import JobCommitMetadata
@@ -59,7 +62,12 @@ class JournalMetadata(
     """One catalog's metadata. ``catalog`` is the SQLite or PostgreSQL catalog; ``config`` the options.
 
     Constructed once per connector, on the driver: ``JournalMetadata(catalog_name=..., config=..., catalog=...)``.
+    ``compactions`` runs the automatic compactions its commits make due (``_compaction``).
     """
+
+    def __init__(self, *, catalog_name: str, config: JournalConfig, catalog: Catalog) -> None:
+        super().__init__(catalog_name=catalog_name, config=config, catalog=catalog)
+        self.compactions = Compactions(self)
 
 
 class JournalSplitManager(ConnectorSplitManager):

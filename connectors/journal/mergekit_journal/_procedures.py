@@ -57,8 +57,10 @@ def compact(
 ) -> dict[str, Any]:
     """Rewrite the live files of ``table``; keep ``retention`` versions of history (None: all of it).
 
-    Runs on the driver and reads the whole snapshot: it is a maintenance job, sized by the table.
+    Runs on the driver and reads the whole snapshot: it is a maintenance job, sized by the table. The automatic
+    compactions this process's commits made due run first (one of them committing meanwhile would refuse this one).
     """
+    metadata.compactions.wait()
     h = _logical_handle(metadata, session, table)
     spec = h.spec
     if spec.stream is not None:  # its commits are its offsets: rewriting them would lose them
@@ -82,7 +84,10 @@ def vacuum(
     retain_seconds: float = DEFAULT_RETAIN_SECONDS,
     dry_run: bool = False,
 ) -> dict[str, Any]:
-    """Delete unreferenced files older than ``retain_seconds`` (default 7 days) in ``table`` (None: all)."""
+    """Delete unreferenced files older than ``retain_seconds`` (default 7 days) in ``table`` (None: all). The
+    automatic compactions this process's commits made due run first: the files one is writing are not yet
+    referenced."""
+    metadata.compactions.wait()
     cutoff_us = _now_us() - int(float(retain_seconds) * 1_000_000)
     cutoff_s = cutoff_us / 1_000_000
     fs, base = filesystem(metadata.config.warehouse)

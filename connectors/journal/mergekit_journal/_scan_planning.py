@@ -46,7 +46,7 @@ from ._handles import (
     TableSpec,
 )
 from ._lookup_cache import SORTED_KEYS_MAX_ROWS, held_keys
-from ._snapshots import _FILE_COLUMNS, _FILE_JOIN, FileRow, SnapshotMetadata, _file_row, _overlaps
+from ._snapshots import _FILE_COLUMNS, _FILE_JOIN, FileRow, SnapshotMetadata, _file_row, _overlaps, commit_order
 from ._storage import KeyFilter, concat, filesystem, join_path, may_hold, read_versioned
 
 __all__ = ["ScanPlanningMetadata", "logical_splits", "keyed_splits"]
@@ -312,7 +312,7 @@ def keyed_splits(warehouse: str, spec: TableSpec, files: Sequence[FileRow], valu
     the wanted rows' row groups, not the table."""
     first = spec.key[0]
     keys = KeyFilter(first, values)
-    ordered = sorted(files, key=lambda f: (f.added_seq, f.file_id))
+    ordered = sorted(files, key=commit_order)
     cut = _base_prefix(ordered)
     base = [f for f in ordered[:cut] if keys.may_hold(f.key_min, f.key_max)]
     deltas = [f for f in ordered[cut:] if keys.may_hold(f.key_min, f.key_max)]
@@ -412,7 +412,7 @@ class ScanPlanningMetadata(SnapshotMetadata):
             return None
         with self.catalog.read() as cur:
             files = self.files_at(cur, h.table_id, h.snapshot_seq)
-        files.sort(key=lambda f: (f.added_seq, f.file_id))
+        files.sort(key=commit_order)
         cut = _base_prefix(files)
         deltas = files[cut:]
         keep = _Pruner(spec.key[0], constraint)
@@ -503,7 +503,7 @@ class ScanPlanningMetadata(SnapshotMetadata):
             return None
         with self.catalog.read() as cur:
             files = self.files_at(cur, h.table_id, h.snapshot_seq)
-        files.sort(key=lambda f: (f.added_seq, f.file_id))
+        files.sort(key=commit_order)
         points = partition_points(files[: _base_prefix(files)])
         return ConnectorResolvedIndex(
             index_handle=JournalIndexHandle(table_handle=h, files=files),

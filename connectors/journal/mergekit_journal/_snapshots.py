@@ -47,7 +47,7 @@ from ._handles import (
     decode_value,
 )
 
-__all__ = ["SnapshotMetadata", "FileRow"]
+__all__ = ["SnapshotMetadata", "FileRow", "commit_order"]
 
 
 def _now_us() -> int:
@@ -82,6 +82,9 @@ class FileRow:
     row_count: int
     size_bytes: int
     vacuumed: bool
+    # where the file sits in the table's commit order: its commit (``added_seq``), or for a compaction's output
+    # the snapshot the compaction read (it may commit after later writes: ``_compaction``)
+    order_seq: int
 
     def ref(self) -> FileRef:
         """The file as page sources and sinks see it (no catalog ids)."""
@@ -94,9 +97,15 @@ class FileRow:
         )
 
 
+def commit_order(f: FileRow) -> tuple[int, int]:
+    """The sort key of a snapshot's files in commit order, oldest first (``FileRow.order_seq``)."""
+    return (f.order_seq, f.file_id)
+
+
 _FILE_COLUMNS = (
     "f.file_id, f.path, f.added_seq, f.removed_seq, c.row_version, c.committed_at, f.explicit_versions, "
-    "f.supersedes, f.key_min, f.key_max, f.min_version, f.max_version, f.row_count, f.size_bytes, f.vacuumed"
+    "f.supersedes, f.key_min, f.key_max, f.min_version, f.max_version, f.row_count, f.size_bytes, f.vacuumed, "
+    "COALESCE(f.order_seq, f.added_seq)"
 )
 # From the files to their commits, in that order (SQLite's CROSS JOIN keeps it; PostgreSQL plans it as any join):
 # SQLite would otherwise scan every file row of the table for each of its commits, a cost that grows with the
@@ -121,6 +130,7 @@ def _file_row(r: tuple[Any, ...]) -> FileRow:
         row_count=r[12],
         size_bytes=r[13],
         vacuumed=bool(r[14]),
+        order_seq=r[15],
     )
 
 
@@ -142,6 +152,9 @@ def _overlaps(a_lo: Any, a_hi: Any, b_lo: Any, b_hi: Any) -> bool:
 class SnapshotMetadata(ConnectorMetadata):
     """The base of ``JournalMetadata``: the catalog, table lookup, handles, versions, history and columns.
     ``catalog`` is the SQLite or PostgreSQL catalog; ``config`` the options."""
+
+    # the automatic compactions (``_compaction.Compactions``), set by ``JournalMetadata``
+    compactions: Any
 
     def __init__(self, *, catalog_name: str, config: JournalConfig, catalog: Catalog) -> None:
         self.catalog_name = catalog_name

@@ -108,6 +108,12 @@ class PartitionedConnector(Connector):
     def get_procedures(self) -> Mapping[str, Any]:
         return self.base.get_procedures()
 
+    def wait_for_compactions(self, timeout: float | None = None) -> bool:
+        """The base connector's (the journal's automatic compactions run in the background); True for a base
+        without them."""
+        wait = getattr(self.base, "wait_for_compactions", None)
+        return True if wait is None else bool(wait(timeout))
+
     def shutdown(self) -> None:
         self.registry.close()
         self.base.shutdown()
