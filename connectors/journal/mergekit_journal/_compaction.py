@@ -47,6 +47,7 @@ import pyarrow.parquet as pq
 
 from mergekit.errors import ErrorCode, MergekitError
 
+from . import _lookup_cache as lookup_cache
 from ._handles import AUTO_COMPACT_FILES, OP_COLUMN, JournalTableHandle, encode_value
 from ._snapshots import FileRow, SnapshotMetadata, _now_us, commit_order
 from ._storage import ROW_GROUP_ROWS, S, V, concat, dictionary_columns, filesystem, join_path, read_versioned
@@ -295,6 +296,8 @@ def compact_files(
         except (FileNotFoundError, OSError):
             pass
         raise
+    # committed (nothing may delete the new files now): lookups read them from here on
+    lookup_cache.cache.drop_files({join_path(base, f.path) for f in files})
     return {
         "table": str(h.logical),
         "version": seq,
