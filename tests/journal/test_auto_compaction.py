@@ -299,3 +299,27 @@ def test_compaction_writes_row_groups_as_the_sinks_do(engine, tmp_path):
     # n rows, and the version of key 7 the upsert superseded (kept for time travel within the retention)
     assert groups == [ROW_GROUP_ROWS, ROW_GROUP_ROWS, 6], groups
     assert _run(engine, "SELECT name FROM t WHERE id IN (7, 8) ORDER BY id").rows() == [("v1",), ("n8",)]
+
+
+def test_a_catalog_from_before_order_seq_gets_the_column_and_reads_as_before(tmp_path):
+    """A catalog written by a mergekit without ``mk_files.order_seq``: opening it adds the column (NULL: each
+    file's own commit), the table reads as before, and a compaction records its files' place."""
+    import sqlite3
+
+    warehouse = tmp_path / "warehouse"
+    engine = Engine.local(str(warehouse), connector="journal")
+    _run(engine, "CREATE TABLE t (id BIGINT NOT NULL, name VARCHAR, PRIMARY KEY (id)) WITH (auto_compact = false)")
+    for i in range(3):
+        _run(engine, UPSERT.format(id=i % 2, i=i))
+    engine.close()
+    with sqlite3.connect(warehouse / "_catalog.sqlite") as con:
+        con.execute("ALTER TABLE mk_files DROP COLUMN order_seq")
+    engine = Engine.local(str(warehouse), connector="journal")
+    with sqlite3.connect(warehouse / "_catalog.sqlite") as con:
+        assert [r[0] for r in con.execute("SELECT order_seq FROM mk_files")] == [None, None, None]
+    assert _run(engine, "SELECT * FROM t ORDER BY id").rows() == [(0, "v2"), (1, "v1")]
+    _run(engine, "CALL lake.system.compact(table => 't')")
+    assert _run(engine, "SELECT * FROM t WHERE id IN (0, 1) ORDER BY id").rows() == [(0, "v2"), (1, "v1")]
+    engine.close()
+    with sqlite3.connect(warehouse / "_catalog.sqlite") as con:
+        assert con.execute("SELECT order_seq FROM mk_files WHERE removed_seq IS NULL").fetchall() == [(3,)]
