@@ -134,14 +134,21 @@ class Compactions:
                 self._worker.start()
 
     def _run(self) -> None:
-        while True:
-            with self._lock:
-                if not self._queued:
+        ended = False
+        try:
+            while True:
+                with self._lock:
+                    if not self._queued:  # (under the lock: a submit now starts a new worker)
+                        self._worker, ended = None, True
+                        self._lock.notify_all()
+                        return
+                    h = self._queued.pop(next(iter(self._queued)))
+                compact_if_due(self._metadata, h)
+        finally:
+            if not ended:  # whatever stopped the thread, ``wait`` must not wait for it forever
+                with self._lock:
                     self._worker = None
                     self._lock.notify_all()
-                    return
-                h = self._queued.pop(next(iter(self._queued)))
-            compact_if_due(self._metadata, h)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until no compaction is queued or running (False: ``timeout`` seconds passed first)."""
