@@ -5,9 +5,9 @@ hold them, and Parquet decodes a row group's column chunks whole: 128k rows to f
 10-row upsert into a 10M-row table spent three quarters of its time there, decoding the same row groups again
 statement after statement. So the lookups of this process keep what they decoded: each column of each row group
 they read, and each file's footer, up to :data:`CAPACITY_BYTES` in all (when full, entries at random go:
-``LookupCache``). DuckDB's buffer pool and PostgreSQL's shared buffers do the same for their pages. On the bench's 10M-row table a 10-row
-upsert took 151-188 ms without it, 108-114 ms with 256 MiB (62% of the lookups found their row group) and 44.5 ms
-with room for all of the table's row groups (515 MiB: 95%).
+``LookupCache``). DuckDB's buffer pool and PostgreSQL's shared buffers do the same for their pages. On the
+bench's 10M-row table a 10-row upsert took 151-188 ms without it, 108-114 ms with 256 MiB (62% of the lookups found
+their row group) and 44.5 ms with room for all of the table's row groups (515 MiB: 95%).
 
 A data file never changes once written (every file's name is new), but an entry is keyed by the file's size and
 modification time as well as its path, so a file replaced under the same name is read again. Full scans (a
