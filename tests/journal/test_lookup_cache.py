@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from mergekit_journal import _lookup_cache
 from mergekit_journal._lookup_cache import LookupCache, held_keys, read_row_groups
-from mergekit_journal._storage import ROW_GROUP_ROWS
+from mergekit_journal._storage import ROW_GROUP_ROWS, KeyFilter
 
 from mergekit import Engine
 
@@ -98,6 +98,27 @@ def test_a_file_replaced_under_the_same_name_is_read_again(tmp_path, monkeypatch
     pq.write_table(pa.table({"k": [7, 8, 9, 10]}), path)
     table, present = read_row_groups(fs, path, ["k"], first_group, threads=False)
     assert table["k"].to_pylist() == [7, 8, 9, 10] and present == {"k"}
+
+
+@pytest.mark.parametrize("capacity", [2**20, 0], ids=["cached", "uncached"])
+def test_a_lookup_keeps_each_row_groups_wanted_rows_sorted_or_not(tmp_path, monkeypatch, capacity):
+    """A lookup picks the wanted rows of each row group before they are put together: the same rows as a filter
+    of the whole file, whether a row group's keys ascend (searched) or not (filtered), asked twice (the second
+    time whether they ascend comes from the cache), and with the cache off."""
+    monkeypatch.setattr(_lookup_cache, "cache", LookupCache(capacity))
+    fs, path = pafs.LocalFileSystem(), str(tmp_path / "f.parquet")
+    # ascending; not (a binary search would miss 60); repeats
+    keys = [1, 3, 5, 7, 9, 11] + [60, 10, 20, 30, 40, 50] + [70, 70, 80, 90, 95, 99]
+    pq.write_table(pa.table({"k": pa.array(keys, pa.int64()), "v": list(range(18))}), path, row_group_size=6)
+    wanted = KeyFilter("k", pa.array([3, 9, 40, 60, 70, 99, 100], pa.int64()))
+
+    def pick(part, memo):
+        return wanted.take(part, part.column("k"), memo)
+
+    expected = [(3, 1), (9, 4), (60, 6), (40, 10), (70, 12), (70, 13), (99, 17)]
+    for _ in range(2):
+        table, _ = read_row_groups(fs, path, ["k", "v"], wanted.row_groups, threads=False, pick=pick)
+        assert list(zip(table["k"].to_pylist(), table["v"].to_pylist(), strict=True)) == expected
 
 
 def test_held_keys_are_the_wanted_keys_the_file_holds_and_none_where_it_does_not_apply(tmp_path, monkeypatch):

@@ -22,6 +22,7 @@ delta holds is then a binary search, not a read and a filter of its row groups.
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import sys
@@ -116,18 +117,26 @@ def read_row_groups(
     choose_groups: Any,
     *,
     threads: bool,
+    pick: Any = None,
 ) -> tuple[pa.Table, set[str]]:
     """``columns`` (those the file has) of the row groups ``choose_groups(metadata)`` picks of the file at
     ``path``, and the names of the file's columns. Through :data:`cache` unless its capacity is 0 or this is a
-    Spark worker (PySpark's worker module is loaded in its Python workers only)."""
+    Spark worker (PySpark's worker module is loaded in its Python workers only).
+
+    ``pick(table, memo)``, when given, keeps the rows wanted of each row group's table (one chunk a column)
+    before they are put together: the rows of a lookup, without the row groups' whole columns being joined.
+    ``memo(name, compute)`` keeps a small fact about the row group in the cache (whether its keys ascend), or
+    is None where nothing is cached."""
     if cache.capacity <= 0 or "pyspark.worker" in sys.modules:
         pf = pq.ParquetFile(fs.open_input_file(path))
         present = set(pf.schema_arrow.names)
         wanted = [c for c in columns if c in present]
         groups = choose_groups(pf)
         if len(groups) == pf.metadata.num_row_groups:
-            return pf.read(columns=wanted, use_threads=threads), present
-        return pf.read_row_groups(groups, columns=wanted, use_threads=threads), present
+            table = pf.read(columns=wanted, use_threads=threads)
+        else:
+            table = pf.read_row_groups(groups, columns=wanted, use_threads=threads)
+        return (table if pick is None else pick(table.combine_chunks(), None)), present
     info = fs.get_file_info(path)
     stamp = (path, info.size, info.mtime_ns)
     footer = cache.get(("footer", *stamp))
@@ -151,10 +160,24 @@ def read_row_groups(
                 column = read.column(c).combine_chunks()
                 found[c] = column
                 cache.put(("column", *stamp, group, c), column, column.nbytes)
-        parts.append(pa.table({c: found[c] for c in wanted}, schema=pa.schema([schema.field(c) for c in wanted])))
+        part = pa.table({c: found[c] for c in wanted}, schema=pa.schema([schema.field(c) for c in wanted]))
+        if pick is not None:
+            part = pick(part, functools.partial(_memo, (*stamp, group)))
+        parts.append(part)
     if not parts:
         return pa.schema([schema.field(c) for c in wanted]).empty_table(), present
     return pa.concat_tables(parts), present
+
+
+def _memo(where: tuple[Any, ...], name: str, compute: Any) -> Any:
+    """A small fact about a row group (``where``: its file's stamp and its number), computed once while the cache
+    keeps it."""
+    key = ("memo", *where, name)
+    value = cache.get(key)
+    if value is None:
+        value = compute()
+        cache.put(key, value, 64)
+    return value
 
 
 #: The largest file whose key column :func:`held_keys` keeps sorted (a delta of small commits; 8 bytes a row).
