@@ -123,10 +123,10 @@ def read_row_groups(
     ``path``, and the names of the file's columns. Through :data:`cache` unless its capacity is 0 or this is a
     Spark worker (PySpark's worker module is loaded in its Python workers only).
 
-    ``pick(table, memo)``, when given, keeps the rows wanted of each row group's table (one chunk a column)
-    before they are put together: the rows of a lookup, without the row groups' whole columns being joined.
-    ``memo(name, compute)`` keeps a small fact about the row group in the cache (whether its keys ascend), or
-    is None where nothing is cached."""
+    ``pick(table, memo)``, when given, keeps the wanted rows: of each cached row group's table (one chunk a
+    column) before they are put together, so a lookup's few rows are taken without the row groups' columns being
+    joined; without the cache, of the table read. ``memo(name, compute)`` keeps a small fact about the row group
+    in the cache (whether its keys ascend), or is None where nothing is cached."""
     if cache.capacity <= 0 or "pyspark.worker" in sys.modules:
         pf = pq.ParquetFile(fs.open_input_file(path))
         present = set(pf.schema_arrow.names)
@@ -136,7 +136,7 @@ def read_row_groups(
             table = pf.read(columns=wanted, use_threads=threads)
         else:
             table = pf.read_row_groups(groups, columns=wanted, use_threads=threads)
-        return (table if pick is None else pick(table.combine_chunks(), None)), present
+        return (table if pick is None else pick(table, None)), present
     info = fs.get_file_info(path)
     stamp = (path, info.size, info.mtime_ns)
     footer = cache.get(("footer", *stamp))
