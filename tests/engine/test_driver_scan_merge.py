@@ -1,6 +1,6 @@
 """The driver tier's MERGE without an index, and with a table as its source (docs/architecture.md, "The driver
-tier"): a small target of a connector read through page sources (the memory connector, sqldb without a key) is read
-whole in the engine's process; a source table the driver reads (a scan of one table) is read there too. Every
+tier"): a small target of a connector read through page sources (the memory connector, sqldb without a key) or from
+small local files (a journal table without a key) is read whole in the engine's process; a source table the driver reads (a scan of one table) is read there too. Every
 statement runs on both tiers (``SET SESSION driver_tier``) on a fresh copy of the same tables, and the two must agree
 in rows, counts and errors; what the driver declines (too many rows, the target as its own source, a type it does
 not compare) runs on Spark with the same result."""
@@ -148,6 +148,7 @@ def _outcome(engine: Engine, sql: str, tier: str, target: str, source: str) -> t
         ("other.default.t", "lake.default.s"),  # CHANGE_ONLY_UPDATED_COLUMNS
         ("lake.default.t", "j.default.s"),  # a journal table as the source (its small files read by the driver)
         ("db.main.t", "lake.default.s"),  # sqldb without a primary key: read whole through its page sources
+        ("j.default.t", "lake.default.s"),  # a small journal table without a key: its local files read whole
         ("lake.default.t", "arrow"),  # the caller's Arrow table (register_arrow): no DataFrame on the driver tier
     ],
 )

@@ -45,7 +45,7 @@ from .lookup import run_lookup_merge
 from .pipeline import DmlStats, run_merge_pipeline
 from .plan import PlannedDml, plan_dml, statement_kind
 from .row_level import run_row_level
-from .scan_index import TargetTooLarge, for_snapshot
+from .scan_index import ScanIndexProvider, TargetTooLarge, for_snapshot
 from .strategy import LookupPrepared
 from .target import scan_target, target_constraint, with_values
 from .transaction import Replan, aborted_on_failure
@@ -210,8 +210,13 @@ def merge_by_index_lookups(
     session = ctx.session(table.catalog)
     resolved: ConnectorResolvedIndex | None = prepared.resolved
     scanned = prepared.index_provider is not None  # the driver tier reads the whole table (.scan_index)
-    if merge_handle.table_handle != prepared.handle and scanned:
-        resolved = for_snapshot(prepared.resolved, merge_handle.table_handle)
+    if scanned:  # the snapshot begin_merge pinned, pruned by the statement's predicates as the target scan is
+        constraint = target_constraint(planned.statement, planned.plan)
+        resolved = for_snapshot(
+            prepared.resolved,
+            merge_handle.table_handle,
+            constraint and without_char_columns(constraint, planned.plan.target.columns),
+        )
     elif merge_handle.table_handle != prepared.handle:  # begin_merge pinned another snapshot: resolve for it
         resolved = table.connector.get_metadata().resolve_index(
             session=session,
@@ -224,7 +229,7 @@ def merge_by_index_lookups(
     stats: dict[str, Any] = {"table": table.full_name, "target": True, "lookup": not scanned, "scan": scanned}
     ctx.scans.append(stats)
     try:
-        return run_lookup_merge(
+        done = run_lookup_merge(
             ctx.spark if planned.builder is not None else None,  # (the driver tier's own plan: no Spark at all)
             planned.plan,
             prepared.program,
@@ -246,6 +251,9 @@ def merge_by_index_lookups(
     except TargetTooLarge:  # more rows than the driver reads: aborted, and planned again for Spark
         ctx.scans.remove(stats)
         return None
+    if isinstance(prepared.index_provider, ScanIndexProvider):  # the splits read, counted as a target scan's
+        stats.update(splits=sum(prepared.index_provider.splits), files=0)
+    return done
 
 
 def row_count(ctx: StatementContext, planned: PlannedDml, strategy: MergeStrategy, stats: DmlStats) -> Result:
