@@ -86,3 +86,27 @@ def test_explain_shows_the_estimates_and_reductions(spark) -> None:
         assert "Estimate: source keys ~" in text and "Semi join of the target on the source's keys: no" in text
     finally:
         engine.close()
+
+
+def test_explain_says_why_the_driver_tier_was_not_taken(spark, tmp_path) -> None:
+    """A statement on Spark says in EXPLAIN why the driver tier did not plan it, in the statement's own words; one
+    the driver tier runs has no such line."""
+    engine = Engine(spark=spark, catalogs={"lake": {"connector": "journal", "warehouse": str(tmp_path)}})
+    try:
+        engine.execute("CREATE TABLE t (id INTEGER, v VARCHAR, PRIMARY KEY (id))")
+        engine.execute("INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+        declined = {
+            "UPDATE t SET v = upper(v) WHERE id > 0": "its SET or WHERE does not evaluate in Arrow",
+            "DELETE FROM t WHERE upper(v) = 'A'": "its WHERE does not evaluate in Arrow",
+            "MERGE INTO t USING (VALUES (1, 'x')) s(id, v) ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = upper(s.v)": (
+                "a WHEN clause does not evaluate in Arrow"
+            ),
+        }
+        for statement, why in declined.items():
+            text = _explained_strategy(engine, statement)[1]
+            assert f"Driver tier: not taken ({why})" in text, text
+            assert engine.execute(statement).metrics["tier"] == "spark"
+        text = _explained_strategy(engine, "UPDATE t SET v = 'z' WHERE v = 'b'")[1]
+        assert "Tier: driver" in text and "Driver tier: not taken" not in text, text
+    finally:
+        engine.close()

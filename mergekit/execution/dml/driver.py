@@ -38,7 +38,7 @@ from .scan_index import TargetTooLarge, scan_index
 from .strategy import LookupPrepared
 from .target import scan_columns
 
-__all__ = ["DriverSource", "DriverMerge", "bare_column", "plan_driver_merge"]
+__all__ = ["NOT_IN_ARROW", "DriverSource", "DriverMerge", "bare_column", "plan_driver_merge"]
 
 # the Arrow type a key of each family is compared in (as the lookup task and the Spark plan compare them)
 _JOIN_TYPES = {"integer": pa.int64(), "string": pa.string(), "date": pa.date32()}
@@ -86,6 +86,10 @@ class DriverMerge:
     scan_columns: list
     columns_by_name: dict
     lookup: LookupPrepared
+
+
+#: why the driver tier declines a MERGE whose WHEN clauses (an UPDATE's SET, a WHERE) its Arrow compiler cannot evaluate
+NOT_IN_ARROW = "a WHEN clause does not evaluate in Arrow"
 
 
 def plan_driver_merge(
@@ -155,7 +159,7 @@ def plan_driver_merge(
     type_names = {c.name: c.type_name or sql_type_name(c.type) for c in plan.target.columns}
     lookup_program = compile_lookup(plan, source_types, columns, type_names)
     if lookup_program is None:
-        return "a WHEN clause does not evaluate in Arrow"
+        return NOT_IN_ARROW
     key = _key(key_expr, plan.source_alias.lower(), source_types)
     family = value_family(key.type) if key is not None else None
     if key is None or family not in _JOIN_TYPES or (family != value_family(key_handle.type) and not whole):

@@ -41,7 +41,7 @@ from mergekit.spi import (
 
 from .append import PlannedValues, plan_values_append
 from .contract import merge_spi_supported, overrides
-from .driver import DriverMerge, bare_column, plan_driver_merge
+from .driver import NOT_IN_ARROW, DriverMerge, bare_column, plan_driver_merge
 from .merge_rows import SRC, MergeQueryBuilder, check_types, q
 from .row_level import (
     PlannedPushdown,
@@ -71,6 +71,7 @@ class PlannedDml:
     # MERGE WITH SCHEMA EVOLUTION: the source's columns the statement adds to the target (the plan's target has
     # them after its own; the target scan reads NULL in them; begin_merge_adding_columns commits them)
     added_columns: tuple[ColumnMetadata, ...] = ()
+    driver_declined: str | None = None  # why the driver tier did not plan it (EXPLAIN says so)
 
     def explain(self) -> str:
         lines = [
@@ -78,6 +79,8 @@ class PlannedDml:
             *self.strategy.explain(),
             "SPI: merge (begin_merge / ConnectorMergeSink / finish_merge)",
         ]
+        if self.driver_declined and self.strategy.tier != "driver":
+            lines.append(f"Driver tier: not taken ({self.driver_declined})")
         if self.added_columns:
             added = ", ".join(f"{c.name} {c.type_name or sql_type_name(c.type)}" for c in self.added_columns)
             lines.append(f"Schema evolution: adds {added} (committed with the rows)")
@@ -249,26 +252,34 @@ def _driver_planned(st: msql.Statement, table: ResolvedTable, driver: DriverMerg
 
 def _driver_keyed(
     ctx: StatementContext, st: msql.Update | msql.Delete, table: ResolvedTable, target: TargetTable
-) -> PlannedDml | None:
+) -> PlannedDml | str:
     """An UPDATE or DELETE whose WHERE names key values (``k = 1``, ``k IN (1, 2)``) planned for the driver tier as
-    the MERGE it means (:func:`mergekit.sql.keyed_as_merge`), by the connector's index on that column; None when
-    no such MERGE plans for the driver. The statement's own plan is made first, so that its errors are worded as
+    the MERGE it means (:func:`mergekit.sql.keyed_as_merge`), by the connector's index on that column; when no such
+    MERGE plans for the driver, why (the last candidate's reason). The statement's own plan is made first, so that its errors are worded as
     on the Spark tier."""
     _logical_plan(st, target, None)
     meta = table.connector.get_metadata()
     if not merge_spi_supported(meta, ctx.session(table.catalog), table.handle):
-        return None
+        return "the connector has no merge SPI for this table"
     scan = not (isinstance(st, msql.Delete) and overrides(meta, "apply_delete"))  # the connector's own DELETE first
     candidates = [(merge, {"distinct_keys": True, "scan": scan}) for _, merge in msql.keyed_as_merge(st)]
     whole = msql.whole_as_merge(st) if scan else None  # no key named: every row of a table the driver reads whole
     if whole is not None:
         candidates.append((whole, {"whole": True}))
+    why = "DELETE ... USING" if scan else "the connector runs this DELETE itself (apply_delete)"
     for merge, options in candidates:
         driver = plan_driver_merge(ctx, merge, table, target, **options)
         if isinstance(driver, DriverMerge):
             plan = attrs.evolve(driver.plan, statement=statement_kind(st))
             return _driver_planned(st, table, attrs.evolve(driver, plan=plan))
-    return None
+        why = driver
+    if why == NOT_IN_ARROW:  # the statement's own words: it has no WHEN clause
+        why = (
+            "its SET or WHERE does not evaluate in Arrow"
+            if isinstance(st, msql.Update)
+            else "its WHERE does not evaluate in Arrow"
+        )
+    return why
 
 
 def statement_kind(st: msql.Statement) -> str:
@@ -285,14 +296,17 @@ def plan_dml(
         written_as_merge = False
     kind = statement_kind(st) if isinstance(st, msql.Delete | msql.Update) else ""
     table, target = resolve_target(ctx, st.target, insert_only=isinstance(st, msql.Insert), row_level=kind)  # type: ignore[attr-defined]
+    declined: str | None = None  # why the driver tier did not plan it
     if isinstance(st, msql.Merge) and written_as_merge and driver_tier_enabled(ctx.properties):
         driver = plan_driver_merge(ctx, st, table, target)  # the driver tier: a VALUES source, planned without Spark
         if isinstance(driver, DriverMerge):
             return _driver_planned(st, table, driver)
+        declined = driver
     if kind and driver_tier_enabled(ctx.properties):
         keyed = _driver_keyed(ctx, st, table, target)  # the driver tier: UPDATE / DELETE of rows named by key
-        if keyed is not None:
+        if not isinstance(keyed, str):
             return keyed
+        declined = keyed
     if isinstance(st, msql.Delete) and st.using is not None:
         _check_unambiguous(ctx, st, target)
     source = _source(ctx, st.source) if isinstance(st, msql.Merge) else None
@@ -338,6 +352,7 @@ def plan_dml(
         columns_by_name=columns_by_name,
         value_types=value_types,
         added_columns=added,
+        driver_declined=declined,
     )
     planned.strategy, planned.builder, planned.lookup = choose_strategy(ctx, planned)
     return planned
