@@ -142,6 +142,12 @@ def local_session(
         settings.setdefault("spark.python.daemon.module", WORKER_DAEMON)
     if log not in ("errors", "off", "spark"):
         raise MergekitError(ErrorCode.INVALID_ARGUMENTS, f"log must be 'errors', 'off' or 'spark', not {log!r}")
+    if _no_jvm_yet():  # MERGEKIT_JVM_CLASS_CACHE: the class-data archive, when one is made (.jvm_classes)
+        from .jvm_classes import archive_options
+
+        shared = archive_options(settings)
+        if shared:
+            settings[_JAVA_OPTIONS_KEY] = " ".join(filter(None, [settings.get(_JAVA_OPTIONS_KEY), *shared]))
     options = settings.get(_JAVA_OPTIONS_KEY)
     quiet = log != "spark" and not _user_log4j_config(options)
     if quiet:  # log4j configured before the JVM logs anything: a file next to this module
@@ -201,6 +207,13 @@ def _user_log4j_config(java_options: str | None) -> bool:
     return any(name.startswith("log4j2") and not name.endswith(".template") for name in os.listdir(folder))
 
 
+def _no_jvm_yet() -> bool:
+    """Whether the session about to be made starts a JVM (none runs in this process, none is given)."""
+    from pyspark import SparkContext
+
+    return SparkContext._gateway is None and "PYSPARK_GATEWAY_PORT" not in os.environ
+
+
 def _start_jvm(conf: SparkConf) -> None:
     """Start the JVM of Spark's driver (as PySpark would on ``getOrCreate``) with its standard error read through
     a pipe: a daemon thread copies it to this process's standard error without the noise :mod:`.jvm_stderr` names,
@@ -209,7 +222,7 @@ def _start_jvm(conf: SparkConf) -> None:
     from pyspark import SparkContext
     from pyspark.java_gateway import launch_gateway
 
-    if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
+    if not _no_jvm_yet():
         return
     read_end, write_end = os.pipe()
     copier = threading.Thread(target=copy_jvm_stderr, args=(read_end,), name="mergekit-jvm-stderr", daemon=True)
