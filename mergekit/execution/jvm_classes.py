@@ -12,7 +12,7 @@ verified again.
 Only a complete, checked archive is ever used: on JDK 17 a truncated one crashes the JVM (SIGBUS) instead of being
 ignored. An archive belongs to one Java and one pyspark install (its name holds a hash of both). A session whose
 configuration adds jars or JVM class-sharing options of its own gets none. At most one background process runs at a
-time (a lock file). The archive is about 175 MB; delete the directory to drop it.
+time (a lock file). The archive is about 180 MB; delete the directory to drop it.
 """
 
 from __future__ import annotations
