@@ -25,7 +25,7 @@ from typing import Any
 
 from mergekit_journal import JournalConnector, JournalMetadata, parse_config
 from mergekit_journal._catalog import open_catalog
-from mergekit_journal._sink import JournalMergeSink, JournalPageSinkProvider
+from mergekit_journal._files.sink import JournalMergeSink, JournalPageSinkProvider
 
 PAGES_BEFORE_CRASH = 3
 

@@ -8,8 +8,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from mergekit_journal._compaction import FULL_COMPACTION_DELTA_FRACTION, plan_auto_compaction
+from mergekit_journal._files.storage import ROW_GROUP_ROWS
 from mergekit_journal._snapshots import FileRow
-from mergekit_journal._storage import ROW_GROUP_ROWS
 
 from mergekit import Engine
 from mergekit.errors import MergekitError

@@ -124,9 +124,9 @@ def test_crashed_writer_leaves_orphans_that_vacuum_removes(t):
 
 
 def test_sink_abort_deletes_its_file(t, monkeypatch):
-    import mergekit_journal._sink
+    import mergekit_journal._files.sink
 
-    monkeypatch.setattr(mergekit_journal._sink, "ROW_GROUP_ROWS", 1)  # write each page through at once
+    monkeypatch.setattr(mergekit_journal._files.sink, "ROW_GROUP_ROWS", 1)  # write each page through at once
     mh = t.begin("t")
     provider = t.connector.get_page_sink_provider()
     sink = provider.create_merge_sink(session=t.session(), merge_handle=mh, sink_id=0)

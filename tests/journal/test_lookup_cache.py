@@ -1,4 +1,4 @@
-"""The journal's lookup cache (mergekit_journal/_lookup_cache.py): the row groups a key lookup decoded are kept in
+"""The journal's lookup cache (mergekit_journal/_files/lookup_cache.py): the row groups a key lookup decoded are kept in
 memory, so the next statement's lookups of keys in them decode nothing. What a user must see: the same rows as
 without it, through upserts that supersede cached rows, automatic compactions that replace the files, and a file
 replaced under the same name."""
@@ -13,9 +13,9 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
-from mergekit_journal import _lookup_cache
-from mergekit_journal._lookup_cache import LookupCache, held_keys, read_row_groups
-from mergekit_journal._storage import ROW_GROUP_ROWS, KeyFilter
+from mergekit_journal._files import lookup_cache as _lookup_cache
+from mergekit_journal._files.lookup_cache import LookupCache, held_keys, read_row_groups
+from mergekit_journal._files.storage import ROW_GROUP_ROWS, KeyFilter
 
 from mergekit import Engine
 

@@ -280,8 +280,8 @@ def test_large_source_keys_go_to_the_journal_as_a_value_set(spark, tmp_path, mon
     the driver's paths for sets of thousands of keys (all deltas' keys probed at once, values bisected in
     place), with this test's 160 keys (page sources in Python workers keep theirs: see
     test_key_filter_over_a_large_sorted_set)."""
+    import mergekit_journal._files.storage as journal_storage
     import mergekit_journal._scan_planning as scan_planning
-    import mergekit_journal._storage as journal_storage
 
     import mergekit.planner.cost as cost_module
 
@@ -386,7 +386,7 @@ def test_key_filter_over_a_large_sorted_set() -> None:
     import datetime
 
     import pyarrow as pa
-    from mergekit_journal._storage import KeyFilter
+    from mergekit_journal._files.storage import KeyFilter
 
     cases = [
         (list(range(0, 30_000, 3)), list(range(-50, 40_000, 7)), pa.int64()),

@@ -83,7 +83,7 @@ _SCHEMA = [
         spec TEXT NOT NULL,
         PRIMARY KEY (table_id, seq)
     )""",
-    # A stream's commits (``_streams``): row count, low/high of each monotonic column and the stream's high-water
+    # A stream's commits (``_streams.tables``): row count, low/high of each monotonic column and the stream's high-water
     # mark after the commit (JSON lists in the definition's order, values as ``encode_value`` writes them).
     """CREATE TABLE IF NOT EXISTS mk_stream_commits (
         table_id BIGINT NOT NULL,
@@ -94,7 +94,7 @@ _SCHEMA = [
         water TEXT NOT NULL,
         PRIMARY KEY (table_id, seq)
     )""",
-    # The last micro-batch each streaming job committed into a table (``_jobs``), written in the commit's
+    # The last micro-batch each streaming job committed into a table (``_streams.jobs``), written in the commit's
     # transaction.
     """CREATE TABLE IF NOT EXISTS mk_job_batches (
         table_id BIGINT NOT NULL,

@@ -43,6 +43,7 @@ from ._catalog import Cursor
 from ._compaction import auto_compact
 from ._config import BIGINT
 from ._evolution import with_columns
+from ._files.storage import KeyFilter, concat, filesystem, join_path, live_rows, read_versioned
 from ._handles import (
     ARRIVAL_OPS,
     OP_COLUMN,
@@ -54,10 +55,9 @@ from ._handles import (
     JournalTableHandle,
     encode_value,
 )
-from ._jobs import job_batch_of, record_job_batch
 from ._snapshots import _FILE_COLUMNS, _FILE_JOIN, SnapshotMetadata, _file_row, _now_us, _overlaps
-from ._storage import KeyFilter, concat, filesystem, join_path, live_rows, read_versioned
-from ._streams import append_only, check_append_only, record_stream_commit
+from ._streams.jobs import job_batch_of, record_job_batch
+from ._streams.tables import append_only, check_append_only, record_stream_commit
 
 __all__ = ["CommitMetadata"]
 

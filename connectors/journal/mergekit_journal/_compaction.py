@@ -47,10 +47,10 @@ import pyarrow.parquet as pq
 
 from mergekit.errors import ErrorCode, MergekitError
 
-from . import _lookup_cache as lookup_cache
+from ._files import lookup_cache
+from ._files.storage import ROW_GROUP_ROWS, S, V, concat, dictionary_columns, filesystem, join_path, read_versioned
 from ._handles import AUTO_COMPACT_FILES, OP_COLUMN, JournalTableHandle, encode_value
 from ._snapshots import FileRow, SnapshotMetadata, _now_us, commit_order
-from ._storage import ROW_GROUP_ROWS, S, V, concat, dictionary_columns, filesystem, join_path, read_versioned
 
 __all__ = [
     "AutoCompaction",

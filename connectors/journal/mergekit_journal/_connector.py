@@ -20,12 +20,12 @@ from mergekit.spi import (
 
 from ._catalog import open_catalog
 from ._config import JournalConfig, parse_config
+from ._files.page_source import JournalPageSourceProvider
+from ._files.sink import JournalPageSinkProvider
 from ._handles import AUTO_COMPACT_FILES, AUTO_COMPACT_FILES_PROPERTY, AUTO_COMPACT_PROPERTY, CHANGE_STREAM_PROPERTY
 from ._index import JournalIndexProvider
 from ._metadata import JournalMetadata, JournalSplitManager
 from ._procedures import compact, vacuum
-from ._read import JournalPageSourceProvider
-from ._sink import JournalPageSinkProvider
 
 __all__ = ["JournalConnector", "JournalConnectorFactory"]
 
@@ -79,7 +79,7 @@ class JournalConnector(Connector):
         return self._page_sinks
 
     def get_table_properties(self) -> Sequence[PropertyMetadata]:
-        """``change_feed_stream`` (``_change_stream``), ``auto_compact`` and ``auto_compact_files``
+        """``change_feed_stream`` (``_streams.change_feed``), ``auto_compact`` and ``auto_compact_files``
         (``_compaction``). A table's key is its PRIMARY KEY clause (or the catalog options ``journal_tables`` /
         ``default_key``) and the version type is the catalog option ``version_type``, not properties."""
         return (CHANGE_STREAM_PROPERTY_METADATA, AUTO_COMPACT_PROPERTY_METADATA, AUTO_COMPACT_FILES_PROPERTY_METADATA)

@@ -22,6 +22,7 @@ from mergekit.spi import ColumnMetadata, ConnectorSession, ConnectorTableHandle,
 from ._catalog import Cursor
 from ._config import normalize_version_type
 from ._evolution import dropped, renamed, retyped, with_columns
+from ._files.storage import filesystem, join_path
 from ._handles import (
     AUTO_COMPACT_FILES,
     AUTO_COMPACT_FILES_PROPERTY,
@@ -31,8 +32,7 @@ from ._handles import (
     TableSpec,
 )
 from ._snapshots import SnapshotMetadata, _now_us
-from ._storage import filesystem, join_path
-from ._streams import append_only, check_definition, check_stream_alter, renamed_stream
+from ._streams.tables import append_only, check_definition, check_stream_alter, renamed_stream
 from ._views import view_named
 
 __all__ = ["DdlMetadata"]
@@ -79,7 +79,7 @@ class DdlMetadata(SnapshotMetadata):
     ) -> None:
         """``CREATE TABLE t (...)`` creates ``t`` and its journal ``t_journal``; ``CREATE TABLE t_journal``
         with both version fields (the seed's convention) creates the same pair from the journal's shape.
-        ``table_metadata.stream`` set: a stream (``_streams``), without a key and without a journal twin."""
+        ``table_metadata.stream`` set: a stream (``_streams.tables``), without a key and without a journal twin."""
         cfg = self.config
         name = table_metadata.table
         stream = table_metadata.stream

@@ -70,7 +70,7 @@ AUTO_COMPACT_FILES_PROPERTY = "auto_compact_files"
 AUTO_COMPACT_FILES = 8
 """Its default: measured in bench/small_commits.py (docs/performance.md)."""
 CHANGE_STREAM_PROPERTY = "change_feed_stream"
-"""The table property that makes a table's change feed a stream (``_change_stream``)."""
+"""The table property that makes a table's change feed a stream (``_streams.change_feed``)."""
 CHANGE_STREAM = StreamDefinition(
     monotonic=(MonotonicColumn(name=COMMIT_VERSION), MonotonicColumn(name=COMMIT_TIMESTAMP)), history=True
 )
@@ -110,9 +110,9 @@ class TableSpec:
     retired: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     # CHECK constraints, in order (the engine enforces them; a column's DEFAULT text is on its ColumnMetadata)
     check_constraints: tuple[CheckConstraint, ...] = attrs.field(default=(), converter=tuple)
-    # set when the table is a stream (``CREATE STREAM``; see ``_streams``): rows are only inserted
+    # set when the table is a stream (``CREATE STREAM``; see ``_streams.tables``): rows are only inserted
     stream: StreamDefinition | None = None
-    # table property ``change_feed_stream``: the table's change feed is also a stream (``_change_stream``)
+    # table property ``change_feed_stream``: the table's change feed is also a stream (``_streams.change_feed``)
     change_stream: bool = False
     # table properties ``auto_compact`` and ``auto_compact_files``: compaction after commits (``_compaction``)
     auto_compact: bool = True
@@ -311,7 +311,7 @@ class JournalMergeHandle(ConnectorMergeTableHandle):
     """One statement's write: ``merge_id`` names its staging folder, ``statement_id`` seeds hidden row ids.
     ``added_columns``: columns a ``MERGE WITH SCHEMA EVOLUTION`` adds; the table handle's spec already has them
     (sinks write them) and the commit records that spec with the rows. ``job_batch``: the streaming job's batch
-    the statement runs (``_jobs``), recorded in the commit."""
+    the statement runs (``_streams.jobs``), recorded in the commit."""
 
     merge_id: str
     statement_id: int

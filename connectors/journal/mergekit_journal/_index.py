@@ -24,8 +24,8 @@ from mergekit.spi import (
     ConnectorSession,
 )
 
+from ._files.page_source import JournalPageSource
 from ._index_handle import JournalIndexHandle
-from ._read import JournalPageSource
 from ._scan_planning import keyed_splits
 
 __all__ = ["JournalIndexProvider", "JournalIndex"]

@@ -10,7 +10,7 @@ table handles of ``SnapshotMetadata``:
 - ``_scan_planning``: splits, Spark's native scans, pruning by key, value sets and the key index;
 - ``_commit``: ``begin_merge``/``finish_merge(s)``/``abort_merge``, the primary key and conflict checks and the
   optimistic commit protocol (described there);
-- ``_streams``: ``get_stream_commits``/``get_stream_splits`` of streams (and of the change feed of a table with
+- ``_streams.tables``: ``get_stream_commits``/``get_stream_splits`` of streams (and of the change feed of a table with
   ``change_feed_stream``), and the monotonicity check ``_commit`` runs inside a stream's commit;
 - ``_views``: ``create_view``/``get_view``/``drop_view``/``list_views`` (``mk_views``).
 
@@ -38,13 +38,13 @@ from ._compaction import Compactions
 from ._config import JournalConfig
 from ._constraints import ConstraintMetadata
 from ._ddl import DdlMetadata
-from ._jobs import JobCommitMetadata
 from ._scan_planning import ScanPlanningMetadata
 from ._scan_planning import keyed_splits as keyed_splits
 from ._scan_planning import logical_splits as logical_splits
 from ._snapshots import FileRow
 from ._snapshots import _now_us as _now_us
-from ._streams import StreamReadMetadata
+from ._streams.jobs import JobCommitMetadata
+from ._streams.tables import StreamReadMetadata
 from ._views import ViewStoreMetadata
 
 __all__ = ["JournalMetadata", "JournalSplitManager", "FileRow"]

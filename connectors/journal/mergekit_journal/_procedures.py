@@ -22,9 +22,9 @@ from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import ConnectorSession, SchemaTableName
 
 from ._compaction import compact_files, retention_cutoff
+from ._files.storage import filesystem, join_path
 from ._handles import JournalTableHandle
 from ._metadata import JournalMetadata, _now_us
-from ._storage import filesystem, join_path
 
 __all__ = ["compact", "vacuum"]
 

@@ -35,6 +35,8 @@ from mergekit.spi import (
 )
 
 from ._catalog import Cursor
+from ._files.lookup_cache import SORTED_KEYS_MAX_ROWS, held_keys
+from ._files.storage import KeyFilter, concat, filesystem, join_path, may_hold, read_versioned
 from ._handles import (
     ARRIVAL_OPS,
     OP_COLUMN,
@@ -45,9 +47,7 @@ from ._handles import (
     JournalTableHandle,
     TableSpec,
 )
-from ._lookup_cache import SORTED_KEYS_MAX_ROWS, held_keys
 from ._snapshots import _FILE_COLUMNS, _FILE_JOIN, FileRow, SnapshotMetadata, _file_row, _overlaps, commit_order
-from ._storage import KeyFilter, concat, filesystem, join_path, may_hold, read_versioned
 
 __all__ = ["ScanPlanningMetadata", "logical_splits", "keyed_splits"]
 

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import ConnectorMergeSink, ConnectorPageSinkProvider, ConnectorSession, MergeOperation
 
-from ._handles import (
+from .._handles import (
     ARRIVAL_OPS,
     HIDDEN_ROW_ID,
     OP_COLUMN,
@@ -37,7 +37,7 @@ from ._handles import (
     JournalMergeHandle,
     JournalTableHandle,
 )
-from ._storage import ROW_GROUP_ROWS, dictionary_columns, filesystem, join_path
+from .storage import ROW_GROUP_ROWS, dictionary_columns, filesystem, join_path
 
 __all__ = ["JournalPageSinkProvider", "JournalMergeSink"]
 

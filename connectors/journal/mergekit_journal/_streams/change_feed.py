@@ -11,7 +11,7 @@ the stream; a TRUNCATE does not appear in it.
 
 ``_commit_version`` and ``_commit_timestamp`` are its monotonic columns (both strictly increase from commit to
 commit: ``_commit``), ``_commit_version`` first; the table's own columns are not monotonic. The engine reads the
-stream through the change feed's handle (``get_changes_handle``), which the stream methods of ``_streams``
+stream through the change feed's handle (``get_changes_handle``), which the stream methods of ``.tables``
 route here. The property's name and the definition ``get_table_metadata`` reports are in ``_handles``
 (``CHANGE_STREAM_PROPERTY``, ``CHANGE_STREAM``).
 """
@@ -26,9 +26,9 @@ from typing import Any
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import ConnectorSplit, StreamCommit
 
-from ._catalog import Cursor
-from ._handles import COMMIT_TIMESTAMP, COMMIT_VERSION, JournalSplit, JournalTableHandle
-from ._snapshots import _FILE_COLUMNS, _FILE_JOIN, _file_row
+from .._catalog import Cursor
+from .._handles import COMMIT_TIMESTAMP, COMMIT_VERSION, JournalSplit, JournalTableHandle
+from .._snapshots import _FILE_COLUMNS, _FILE_JOIN, _file_row
 
 __all__ = ["change_stream_commits", "change_stream_splits"]
 

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import ColumnHandle, ConnectorPageSource, ConnectorPageSourceProvider, ConnectorSession
 
-from ._handles import (
+from .._handles import (
     CHANGE_TYPE,
     COMMIT_TIMESTAMP,
     COMMIT_VERSION,
@@ -29,7 +29,7 @@ from ._handles import (
     JournalTableHandle,
     TableSpec,
 )
-from ._storage import KeyFilter, S, V, concat, empty_table, live_rows, read_versioned
+from .storage import KeyFilter, S, V, concat, empty_table, live_rows, read_versioned
 
 __all__ = ["JournalPageSourceProvider", "JournalPageSource", "project"]
 
@@ -160,7 +160,7 @@ class JournalPageSource(ConnectorPageSource):
         elif split.mode in ("changes", "feed"):
             for ref in split.files:
                 t = read_versioned(self._warehouse, spec, ref, stored)
-                if split.mode == "feed":  # a change stream: the rows the commit made live (``_change_stream``)
+                if split.mode == "feed":  # a change stream: the rows the commit made live (``_streams.change_feed``)
                     t = t.filter(pc.is_in(t.column(OP_COLUMN), value_set=pa.array(_LIVE_OPS, pa.int8())))
                 yield project(
                     t,

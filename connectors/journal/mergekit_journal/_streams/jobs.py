@@ -9,8 +9,8 @@ from typing import Any
 from mergekit.errors import ErrorCode, MergekitError
 from mergekit.spi import JOB_BATCH_PROPERTY, ConnectorSession, ConnectorTableHandle, JobBatch
 
-from ._catalog import Cursor
-from ._snapshots import SnapshotMetadata
+from .._catalog import Cursor
+from .._snapshots import SnapshotMetadata
 
 __all__ = ["JobCommitMetadata", "job_batch_of", "record_job_batch"]
 

@@ -16,7 +16,7 @@ them is read.
 
 Rows within a commit are put in order at read time: a commit's rows may come from several sinks, each writing
 its own files, so no sink sees them all. A stream split holds all the files of one commit and its page source
-sorts their rows stably by the first monotonic column (``_read``).
+sorts their rows stably by the first monotonic column (``_files.page_source``).
 """
 
 from __future__ import annotations
@@ -39,11 +39,11 @@ from mergekit.spi import (
     monotonic_violation,
 )
 
-from ._catalog import Cursor
-from ._change_stream import change_stream_commits, change_stream_splits
-from ._handles import FileRef, JournalFragment, JournalSplit, JournalTableHandle, TableSpec, decode_value, encode_value
-from ._snapshots import _FILE_COLUMNS, _FILE_JOIN, SnapshotMetadata, _file_row
-from ._storage import read_versioned
+from .._catalog import Cursor
+from .._files.storage import read_versioned
+from .._handles import FileRef, JournalFragment, JournalSplit, JournalTableHandle, TableSpec, decode_value, encode_value
+from .._snapshots import _FILE_COLUMNS, _FILE_JOIN, SnapshotMetadata, _file_row
+from .change_feed import change_stream_commits, change_stream_splits
 
 __all__ = [
     "StreamReadMetadata",
@@ -227,7 +227,7 @@ class StreamReadMetadata(SnapshotMetadata):
 
     def _stream_handle(self, table_handle: ConnectorTableHandle) -> JournalTableHandle:
         h = self._handle(table_handle)
-        if h.kind == "changes" and h.spec.change_stream:  # a table's change feed (``_change_stream``)
+        if h.kind == "changes" and h.spec.change_stream:  # a table's change feed (``_streams.change_feed``)
             return h
         if h.kind != "logical" or h.spec.stream is None:
             raise MergekitError(ErrorCode.STREAM_NOT_ALLOWED, f"'{h.table.table.upper()}' is not a stream")

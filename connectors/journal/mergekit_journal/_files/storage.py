@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from ._handles import (
+from .._handles import (
     OP_COLUMN,
     SUBSEQUENT_COLUMN,
     TOMBSTONE_OPS,
@@ -30,7 +30,7 @@ from ._handles import (
     FileRef,
     TableSpec,
 )
-from ._lookup_cache import read_row_groups
+from .lookup_cache import read_row_groups
 
 __all__ = [
     "KeyFilter",
