@@ -37,13 +37,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from bench.harness import _loadavg, _size, start_report  # noqa: E402
+from bench.systems import UPSERT_WHEN  # noqa: E402
 from bench.workload import label  # noqa: E402
 
-UPSERT = (
-    "MERGE INTO t USING s ON t.id = s.id "
-    "WHEN MATCHED THEN UPDATE SET grp = s.grp, name = s.name, amount = t.amount + s.amount, updated = s.updated "
-    "WHEN NOT MATCHED THEN INSERT (id, grp, name, amount, updated) VALUES (s.id, s.grp, s.name, s.amount, s.updated)"
-)
+UPSERT = "MERGE INTO t USING s ON t.id = s.id " + UPSERT_WHEN.format(table="t")
 
 
 def _rows(ids: list[int]) -> Any:

@@ -68,14 +68,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from bench.harness import _copy_warehouse, _loadavg, _now, _size, loaded_journal, start_report  # noqa: E402
-from bench.systems import COLUMNS, COMPACT_SQL, READ_SQL  # noqa: E402
+from bench.systems import COLUMNS, COMPACT_SQL, READ_SQL, UPSERT_WHEN  # noqa: E402
 from bench.workload import EPOCH, label  # noqa: E402
 
 UPSERT = (
-    "MERGE INTO {table} USING (VALUES {rows}) AS s(id, grp, name, amount, updated) ON {table}.id = s.id "
-    "WHEN MATCHED THEN UPDATE SET grp = s.grp, name = s.name, amount = {table}.amount + s.amount, "
-    "updated = s.updated "
-    "WHEN NOT MATCHED THEN INSERT (id, grp, name, amount, updated) VALUES (s.id, s.grp, s.name, s.amount, s.updated)"
+    "MERGE INTO {table} USING (VALUES {rows}) AS s(id, grp, name, amount, updated) ON {table}.id = s.id " + UPSERT_WHEN
 )
 
 

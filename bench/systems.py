@@ -45,6 +45,12 @@ CREATE_SQL = "CREATE TABLE t " + COLUMNS
 ARROW_SOURCE_MAX_ROWS = 100_000
 READ_SQL = "SELECT count(*), sum(id), sum(grp), max(name), sum(amount), max(updated) FROM t"
 COMPACT_SQL = "CALL lake.system.compact(table => 'default.t')"
+# The WHEN clauses of the small-statement benches' upsert (bench.small_commits, bench.driver_lookup); ``{table}`` is
+# the target's name as the statement writes it.
+UPSERT_WHEN = (
+    "WHEN MATCHED THEN UPDATE SET grp = s.grp, name = s.name, amount = {table}.amount + s.amount, updated = s.updated "
+    "WHEN NOT MATCHED THEN INSERT (id, grp, name, amount, updated) VALUES (s.id, s.grp, s.name, s.amount, s.updated)"
+)
 
 
 def _session(event_log: str | None = None, extra: list[str] | None = None):
