@@ -134,7 +134,7 @@ def test_what_spark_evaluates_runs_as_an_ordinary_insert(lake):
 def test_a_zoned_timestamp_keeps_its_wall_clock_and_a_dataframe_what_its_session_shows(spark, lake):
     """An Arrow value with a zone into a TIMESTAMP column keeps its wall clock in that zone (Trino's cast: 10:00 at
     +05:00 stays 10:00); the same instant in a Spark DataFrame is what the session shows (05:00 in a UTC session).
-    tests/engine/test_time_zones.py has the other zones and ways."""
+    tests/engine/values/test_time_zones.py has the other zones and ways."""
     lake.execute("CREATE TABLE a (ts TIMESTAMP, id BIGINT)")
     value = dt.datetime(2024, 1, 1, 10, 0, 0, 123456, tzinfo=dt.timezone(dt.timedelta(hours=5)))
     data = pa.table({"ts": pa.array([value], pa.timestamp("us", tz="+05:00")), "id": [1]})

@@ -11,7 +11,7 @@ import pyarrow as pa
 from tests.journal.journal_harness import JournalHarness
 
 ROUNDS = 15
-WORKER = os.path.join(os.path.dirname(__file__), "concurrency_worker.py")
+WORKER = os.path.join(os.path.dirname(__file__), "workers", "concurrency_worker.py")
 
 
 def _run(tmp_path, keys: list[int]) -> tuple[JournalHarness, list[int]]:

@@ -17,7 +17,7 @@ from mergekit import Engine
 
 pytestmark = pytest.mark.spark
 
-WORKER = os.path.join(os.path.dirname(__file__), "crash_worker.py")
+WORKER = os.path.join(os.path.dirname(__file__), "workers", "crash_worker.py")
 ROWS = 100_000  # source rows of the crashing MERGE (10 Arrow pages of 10k rows)
 
 

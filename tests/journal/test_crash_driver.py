@@ -17,7 +17,7 @@ import pytest
 
 from mergekit import Engine
 
-WORKER = os.path.join(os.path.dirname(__file__), "driver_crash_worker.py")
+WORKER = os.path.join(os.path.dirname(__file__), "workers", "driver_crash_worker.py")
 
 
 def _no_spark(engine: Engine, sql: str):

@@ -3,7 +3,7 @@ SQLite catalog (issue 3): the same key updated at the same time loses no update,
 
 Each process is started once and runs 50 same-key rounds (then 20 disjoint-key rounds) of ``UPDATE t SET v = v + 1 WHERE k = ...``; a round starts both
 statements behind a barrier and holds both commits until both statements have written their files (see
-engine_process_worker.py), so every same-key round really is a race between two statements on one snapshot.
+workers/engine_process_worker.py), so every same-key round really is a race between two statements on one snapshot.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import time
 import pytest
 
 from mergekit import Engine
-from tests.journal.engine_process_worker import serve
+from tests.journal.workers.engine_process_worker import serve
 
 pytestmark = pytest.mark.spark
 

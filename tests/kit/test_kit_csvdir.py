@@ -9,7 +9,7 @@ from typing import Any
 
 from mergekit import plugins
 from mergekit.testing import BaseConnectorTest, Behavior
-from tests.unit.test_layers import ROOT, _violations
+from tests.structure.test_layers import ROOT, _violations
 
 
 def test_csvdir_is_installed_through_its_entry_point() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mergekit import plugins
-from tests.unit.test_layers import ROOT, _violations
+from tests.structure.test_layers import ROOT, _violations
 
 EXAMPLES = {"jsonl_rowlevel": "jsonl-rowlevel", "jsonl_merge": "jsonl-merge"}
 

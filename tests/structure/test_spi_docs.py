@@ -54,6 +54,6 @@ def test_the_measure_counts_docstrings_and_comments_but_not_blank_lines() -> Non
     assert documentation_lines(source) == (4, 6)
 
 
-if __name__ == "__main__":  # python tests/unit/test_spi_docs.py: the measured shares
+if __name__ == "__main__":  # python tests/structure/test_spi_docs.py: the measured shares
     for name, share in documentation_shares().items():
         print(f"{name:20} {share:6.1%}")
