@@ -1,4 +1,5 @@
-"""Shared fixtures: one real Spark session and one real PostgreSQL server for the whole test run.
+"""Shared fixtures: one real Spark session and one real PostgreSQL server for the whole test run, or, under
+pytest-xdist (``make test`` runs two workers), one of each per worker process.
 
 The session runs on ``local[2]`` unless ``MERGEKIT_TEST_MASTER`` names another master. ``make test`` runs the
 suite's MERGE cases (marker ``merge_cases``) a second time on ``local-cluster[2,1,1024]``: a master and two
@@ -133,6 +134,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = kept
+    items[:] = _slowest_files_first(items)
+
+
+# make test runs the suite on two pytest-xdist workers, each taking a whole test file at a time (--dist loadfile),
+# in the order of this list. The files whose tests start Java in a subprocess, then those that use PostgreSQL or
+# the Spark session, go first: a long file handed out last would leave the other worker idle at the end of the
+# run. Within a file the order is as written (its module fixtures are made once).
+def _slowest_files_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    rank: dict[Path, int] = {}
+    for item in items:
+        cost = 0 if item.get_closest_marker("jvm") else 1 if item.get_closest_marker("pg") else 2
+        if cost == 2 and not item.get_closest_marker("spark"):
+            cost = 3
+        rank[item.path] = min(rank.get(item.path, 3), cost)
+    return sorted(items, key=lambda item: rank[item.path])  # stable: each file keeps its order and stays together
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 from mergekit.execution import jvm_classes
 
@@ -30,6 +31,7 @@ def _new_process(env: dict, archive: str) -> subprocess.CompletedProcess:
 
 
 def test_the_archive_is_made_checked_and_then_mapped_by_new_jvms(tmp_path, monkeypatch) -> None:
+    run_root = os.environ[jvm_classes.CACHE_VARIABLE]  # the test run's cache (tests/conftest.py)
     root = str(tmp_path / "classes")
     archive = jvm_classes.archive_path(root)
     assert archive is not None and archive.startswith(root)
@@ -46,22 +48,29 @@ def test_the_archive_is_made_checked_and_then_mapped_by_new_jvms(tmp_path, monke
     os.unlink(archive + ".123.partial")
     os.unlink(archive + ".lock")
 
-    env = {k: v for k, v in os.environ.items() if k != jvm_classes.CACHE_VARIABLE}
-    made = subprocess.run(
-        [sys.executable, "-m", "mergekit.execution.jvm_classes", archive],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert made.returncode == 0, made.stdout + made.stderr
-    assert os.listdir(root) == [os.path.basename(archive)]  # installed; no lock, no partial file left
+    # The making is the background maker of the test run's own archive (tests/conftest.py turns the cache on for
+    # the run; its first JVM started the maker): the path every user of the cache takes. Waited for here, or
+    # started here when the run has none yet. Making a second archive in this test cost 40 s of the run.
+    monkeypatch.setenv(jvm_classes.CACHE_VARIABLE, run_root)
+    archive = jvm_classes.archive_path(run_root)
+    deadline, started = time.monotonic() + 900, False
+    while not os.path.isfile(archive):
+        if not os.path.exists(archive + ".lock") and not os.path.isfile(archive):
+            assert not started, "the background maker ended without installing an archive"
+            assert jvm_classes.archive_options({}) == []  # no archive yet: starts the maker (takes the lock)
+            started = True
+        assert time.monotonic() < deadline, "the background maker made no archive in 15 minutes"
+        time.sleep(1)
+    assert os.path.getsize(archive) > 10_000_000  # the archive of a Spark driver's classes: about 180 MB
+    left = [name for name in os.listdir(run_root) if name.startswith(os.path.basename(archive) + ".")]
+    assert left == [], left  # installed: no lock, no partial file left
     assert jvm_classes.archive_options({})[0] == f"-XX:SharedArchiveFile={archive}"
     # a session that brings jars or class-sharing options of its own gets none
     assert jvm_classes.archive_options({"spark.jars": "/x.jar"}) == []
     assert jvm_classes.archive_options({"spark.driver.extraJavaOptions": "-Xshare:off"}) == []
 
-    used = _new_process({**env, jvm_classes.CACHE_VARIABLE: root}, archive)
+    env = {k: v for k, v in os.environ.items() if k != jvm_classes.CACHE_VARIABLE}
+    used = _new_process({**env, jvm_classes.CACHE_VARIABLE: run_root}, archive)
     assert used.returncode == 0, used.stderr
     assert used.stdout.splitlines() == ["mapped", "[('A',)]"]
     assert used.stderr == ""  # nothing of class sharing printed
