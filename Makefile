@@ -20,7 +20,7 @@ $(VENV)/.installed: pyproject.toml $(wildcard connectors/*/pyproject.toml) $(wil
 # file at a time, slowest files first: tests/conftest.py); the MERGE cases again on local-cluster, in one process.
 TEST_WORKERS ?= 2
 test: venv lint
-	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --durations=25
+	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
 	MERGEKIT_DRIVER_TIER=off MERGEKIT_TEST_MASTER='local-cluster[2,1,1024]' $(PY) -m pytest -q -p no:cacheprovider -m merge_cases --durations=25
 
 # Under a minute: the tests that start no Java and no PostgreSQL (markers set in tests/conftest.py); one that does

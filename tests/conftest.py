@@ -138,7 +138,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 # make test runs the suite on two pytest-xdist workers, each taking a whole test file at a time (--dist loadfile),
-# in the order of this list. The files whose tests start Java in a subprocess, then those that use PostgreSQL or
+# in the order of this list (--no-loadscope-reorder: xdist's own order, most tests first, handed out the demo's
+# one 40-50 s test last, with the other worker idle). The files whose tests start Java in a subprocess, then those that use PostgreSQL or
 # the Spark session, go first: a long file handed out last would leave the other worker idle at the end of the
 # run. Within a file the order is as written (its module fixtures are made once).
 def _slowest_files_first(items: list[pytest.Item]) -> list[pytest.Item]:
