@@ -17,16 +17,17 @@ $(VENV)/.installed: pyproject.toml $(wildcard connectors/*/pyproject.toml) $(wil
 	touch $@
 
 # The main run on TEST_WORKERS pytest-xdist workers (each its own Spark session and PostgreSQL server, a whole test
-# file at a time, slowest files first: tests/conftest.py); the MERGE cases again on local-cluster, in one process.
+# file at a time; docs/performance.md, "The test suite on two workers"); the MERGE cases again on local-cluster, in
+# one process (on two workers it took longer).
 TEST_WORKERS ?= 2
 test: venv lint
-	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
+	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --durations=25
 	MERGEKIT_DRIVER_TIER=off MERGEKIT_TEST_MASTER='local-cluster[2,1,1024]' $(PY) -m pytest -q -p no:cacheprovider -m merge_cases --durations=25
 
 # Under a minute: the tests that start no Java and no PostgreSQL (markers set in tests/conftest.py); one that does
 # anyway fails (MERGEKIT_TEST_NO_JVM=1 points Java at nothing) instead of making this run slow.
 test-fast: venv
-	MERGEKIT_TEST_NO_JVM=1 $(PY) -m pytest -q -p no:cacheprovider -m "not spark and not jvm and not pg"
+	MERGEKIT_TEST_NO_JVM=1 $(PY) -m pytest -q -p no:cacheprovider -m "not spark and not jvm and not pg" -n $(TEST_WORKERS) --dist loadfile
 
 # ruff (lint and format) everywhere, strict mypy on the SPI (the public contract)
 lint: venv

@@ -134,22 +134,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = kept
-    items[:] = _slowest_files_first(items)
-
-
-# make test runs the suite on two pytest-xdist workers, each taking a whole test file at a time (--dist loadfile),
-# in the order of this list (--no-loadscope-reorder: xdist's own order, most tests first, handed out the demo's
-# one 40-50 s test last, with the other worker idle). The files whose tests start Java in a subprocess, then those that use PostgreSQL or
-# the Spark session, go first: a long file handed out last would leave the other worker idle at the end of the
-# run. Within a file the order is as written (its module fixtures are made once).
-def _slowest_files_first(items: list[pytest.Item]) -> list[pytest.Item]:
-    rank: dict[Path, int] = {}
-    for item in items:
-        cost = 0 if item.get_closest_marker("jvm") else 1 if item.get_closest_marker("pg") else 2
-        if cost == 2 and not item.get_closest_marker("spark"):
-            cost = 3
-        rank[item.path] = min(rank.get(item.path, 3), cost)
-    return sorted(items, key=lambda item: rank[item.path])  # stable: each file keeps its order and stays together
 
 
 @pytest.fixture(scope="session")
