@@ -39,7 +39,15 @@ if NO_JVM:
 # collector changes no result. A caller's own MERGEKIT_SPARK_CONF is kept; the cluster run keeps the default. (The
 # JIT's quick compiler alone, -XX:TieredStopAtLevel=1, made short runs 12-20% faster and the whole run no faster,
 # 2,233 s with it and 2,120 s without: the optimizing compiler's work pays back over the run; docs/performance.md.)
-TEST_SPARK_CONF = "spark.driver.extraJavaOptions=-XX:+UseParallelGC"
+# The JIT's optimizing compiler (C2) also waits for ten times as many calls and loop turns as by default before it
+# compiles a method: the run's JVMs spent more CPU compiling than running (C2 25 s, C1 7.5 s of a 72 s file), much
+# of it for Spark's code generated per statement, which runs a few times and is gone. On two workers a set of 162
+# tests took 248-250 s instead of 280-286 s (the quick compiler alone: 251-259 s; docs/performance.md).
+TEST_JIT_OPTIONS = (
+    "-XX:Tier4InvocationThreshold=50000 -XX:Tier4CompileThreshold=60000 -XX:Tier4MinInvocationThreshold=6000"
+    " -XX:Tier4BackEdgeThreshold=400000"
+)
+TEST_SPARK_CONF = f"spark.driver.extraJavaOptions='-XX:+UseParallelGC {TEST_JIT_OPTIONS}'"
 if not CLUSTER:
     os.environ.setdefault("MERGEKIT_SPARK_CONF", TEST_SPARK_CONF)
 # The driver JVMs of the run (this process's, the command lines' and the workers') map a class-data archive

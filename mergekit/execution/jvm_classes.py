@@ -73,28 +73,69 @@ def _java() -> str | None:
     return os.path.realpath(found) if found and os.path.isfile(found) else None
 
 
-def _start_making(path: str) -> None:
-    """Start the background process that makes the archive, unless one runs (its lock file is fresh)."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+def maker_running(path: str) -> bool:
+    """Whether a process is making the archive at ``path``: its lock file exists, is younger than
+    ``_STALE_LOCK_S`` and does not name a maker that has died (a killed maker cannot remove its lock). A stale lock
+    is removed."""
     lock = path + ".lock"
     try:
-        if time.time() - os.path.getmtime(lock) > _STALE_LOCK_S:
-            os.unlink(lock)  # its maker died long ago
+        with open(lock) as f:
+            holder = f.read().strip()
+        stale = time.time() - os.path.getmtime(lock) > _STALE_LOCK_S
     except OSError:
-        pass
+        return False
+    if not stale and holder.isdigit():
+        stale = not _alive(int(holder))
+    if stale:
+        try:
+            os.unlink(lock)
+        except OSError:
+            pass
+        return False
+    return True
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, killed and not yet reaped by its parent, does not)."""
     try:
-        os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # alive, another user's
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True  # no /proc: it answered the signal
+
+
+def _start_making(path: str) -> None:
+    """Start the background process that makes the archive, unless one runs (:func:`maker_running`)."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    lock = path + ".lock"
+    if maker_running(path):
+        return
+    try:
+        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
     except OSError:
         return  # another process is making it
     env = {k: v for k, v in os.environ.items() if k not in (CACHE_VARIABLE, "MERGEKIT_SPARK_CONF")}
-    subprocess.Popen(
-        [sys.executable, "-m", __name__, path],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,  # not the caller's: a Ctrl-C at the prompt does not stop it
-        env=env,
-    )
+    try:
+        maker = subprocess.Popen(
+            [sys.executable, "-m", __name__, path],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # not the caller's: a Ctrl-C at the prompt does not stop it
+            env=env,
+        )
+    except OSError:
+        os.close(fd)
+        os.unlink(lock)
+        return
+    os.write(fd, str(maker.pid).encode())  # who holds the lock: a lock whose maker died is stale at once
+    os.close(fd)
 
 
 _WORKLOAD = [

@@ -46,7 +46,15 @@ def test_the_archive_is_made_checked_and_then_mapped_by_new_jvms(tmp_path, monke
         partial.write(b"\0" * 1024)
     assert jvm_classes.archive_options({}) == []
     os.unlink(archive + ".123.partial")
-    os.unlink(archive + ".lock")
+    # the lock names its maker: held while that process runs, stale (and removed) once it has died unseen
+    with open(archive + ".lock", "w") as lock:
+        lock.write(str(os.getpid()))
+    assert jvm_classes.maker_running(archive)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    with open(archive + ".lock", "w") as lock:
+        lock.write(dead.stdout.strip())
+    assert not jvm_classes.maker_running(archive)
+    assert os.listdir(root) == []
 
     # The making is the background maker of the test run's own archive (tests/conftest.py turns the cache on for
     # the run; its first JVM started the maker): the path every user of the cache takes. Waited for here, or
@@ -55,7 +63,7 @@ def test_the_archive_is_made_checked_and_then_mapped_by_new_jvms(tmp_path, monke
     archive = jvm_classes.archive_path(run_root)
     deadline, started = time.monotonic() + 900, False
     while not os.path.isfile(archive):
-        if not os.path.exists(archive + ".lock") and not os.path.isfile(archive):
+        if not jvm_classes.maker_running(archive) and not os.path.isfile(archive):
             assert not started, "the background maker ended without installing an archive"
             assert jvm_classes.archive_options({}) == []  # no archive yet: starts the maker (takes the lock)
             started = True
