@@ -4,7 +4,7 @@
 Every value is a lowered tree without a column reference (``1``, ``'a'``, ``NULL``, ``-3``, ``DATE '2026-01-01' +
 7``, ``2 * 21``), compiled by :mod:`.compiler` (the one Arrow compiler) and assigned to its target column as Spark's
 store assignment does (:func:`~.compiler.assign`: a wider integer range-checked, an integer up to INTEGER into a
-DOUBLE, strings as they are). :func:`compile_values` says why a statement stays on Spark (a value the lowering does
+DOUBLE, an integer into a DECIMAL (one with more digits than the column holds fails), strings as they are). :func:`compile_values` says why a statement stays on Spark (a value the lowering does
 not cover, a value that does not assign to its column exactly, rows of different widths, a column whose rows differ
 in type family): those are decided, and worded, by Spark's analysis as before. Nothing is evaluated before
 :meth:`ValuesProgram.evaluate`, so EXPLAIN never fails on a value that would.
@@ -109,7 +109,10 @@ def compile_values(rows: Sequence[Sequence[msql.Expression]], types: Sequence[pa
     for j, column in enumerate(types):
         values = [row[j] for row in compiled]
         for value, expr in zip(values, (row[j] for row in rows), strict=True):
-            if not assignable(value.type, column):
+            # an integer into a DECIMAL column as Spark's store assignment casts it (a value with too many digits
+            # fails: assign); other DECIMAL conversions (rounding) are left to Spark
+            into_decimal = pa.types.is_signed_integer(value.type) and pa.types.is_decimal128(column)
+            if not assignable(value.type, column, decimals=into_decimal):
                 return f"the value {expr.sql} ({value.type}) needs Spark's conversion to {column}"
         seen = {value_family(v.type) for v in values if not pa.types.is_null(v.type)}
         if len(seen) > 1:  # Spark types the column by the rows' common type, or refuses them: its analysis decides
