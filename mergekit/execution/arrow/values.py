@@ -4,9 +4,10 @@
 Every value is a lowered tree without a column reference (``1``, ``'a'``, ``NULL``, ``-3``, ``DATE '2026-01-01' +
 7``, ``2 * 21``), compiled by :mod:`.compiler` (the one Arrow compiler) and assigned to its target column as Spark's
 store assignment does (:func:`~.compiler.assign`: a wider integer range-checked, an integer up to INTEGER into a
-DOUBLE, an integer into a DECIMAL (one with more digits than the column holds fails), strings as they are). :func:`compile_values` says why a statement stays on Spark (a value the lowering does
-not cover, a value that does not assign to its column exactly, rows of different widths, a column whose rows differ
-in type family): those are decided, and worded, by Spark's analysis as before. Nothing is evaluated before
+DOUBLE, an integer into a DECIMAL (one with more digits than the column holds fails), strings as they are).
+:func:`compile_values` says why a statement stays on Spark (a value the lowering does not cover, a value that does
+not assign to its column exactly, rows of different widths, a column whose rows differ in type family): those are
+decided, and worded, by Spark's analysis as before. Nothing is evaluated before
 :meth:`ValuesProgram.evaluate`, so EXPLAIN never fails on a value that would.
 
 :func:`compile_source` types a MERGE source ``(VALUES ...) AS s(a, b)`` as Spark's analysis of the rendered VALUES

@@ -39,15 +39,16 @@ def _outcome(engine: Engine, sql: str, tier: str) -> tuple:
 def test_integers_into_a_decimal_column_agree_on_both_tiers(spark, tmp_path) -> None:
     engine = Engine(spark=spark, catalogs={"lake": {"connector": "journal", "warehouse": str(tmp_path / "wh")}})
     try:
+        outcomes = []
         for sql, tier in CASES:
             driver, spark_tier = _outcome(engine, sql, "auto"), _outcome(engine, sql, "off")
             assert driver[1:] == spark_tier[1:], sql
             assert driver[0] == tier and spark_tier[0] in (tier, "spark"), (sql, driver[0], spark_tier[0])
             if tier == "error":
                 assert driver[3] == [(0,)], sql
-        first = _outcome(engine, CASES[0][0], "auto")
+            outcomes.append(driver)
+        first, error = outcomes[0], outcomes[3]
         assert [str(row[2]) for row in first[2]] == ["5.00", "-7.00", "None", "99999999.00", "0.00"]
-        error = _outcome(engine, CASES[3][0], "auto")
         assert str(error[2]) == (
             "[NUMERIC_VALUE_OUT_OF_RANGE] Decimal overflow: 300000000 does not fit in DECIMAL(10, 2)"
         ), error
